@@ -1,0 +1,432 @@
+package tinypi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// RunReason says why RunAgentLoop returned.
+type RunReason string
+
+// The reasons a run ends.
+const (
+	// RunStop: the model answered without asking for tools.
+	RunStop RunReason = "stop"
+	// RunLength: the model's output was cut off; its tool calls were not run.
+	RunLength RunReason = "length"
+	// RunError: the model failed, or its message did not form a runnable tool batch.
+	RunError RunReason = "error"
+	// RunAborted: the context was cancelled.
+	RunAborted RunReason = "aborted"
+	// RunMaxSteps: MaxSteps model requests were made and the model still wanted more.
+	RunMaxSteps RunReason = "maxSteps"
+)
+
+// DefaultMaxSteps bounds the model requests of a run when AgentLoopOptions.MaxSteps is zero.
+const DefaultMaxSteps = 32
+
+// Reasons recorded in the details of a skipped tool result (details["reason"]).
+const (
+	SkipLength         = "length"
+	SkipError          = "error"
+	SkipAborted        = "aborted"
+	SkipUnexpectedStop = "unexpected-stop"
+)
+
+// AgentContext is what the caller brings to a run.
+type AgentContext struct {
+	SystemPrompt string
+	// Messages belong to the caller: the loop works on a deep copy and never changes them.
+	Messages []Message
+	// Tools is not sent to the model. What the model may call always comes from
+	// AgentLoopOptions.Tools, the same registry that runs the calls.
+	Tools []ToolDefinition
+}
+
+// ToolExecutor runs one tool call. The default executor runs ExecuteToolCall on the options'
+// registry; tests inject their own. An error (or a panic) becomes an error result for the call.
+type ToolExecutor func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error)
+
+// AgentLoopOptions configures one run.
+type AgentLoopOptions struct {
+	Context AgentContext
+	Model   Model
+	// Tools is the registry: its definitions go into every request and its tools run the calls.
+	Tools *Registry
+	// ExecuteToolCall, when set, replaces the registry's executor.
+	ExecuteToolCall ToolExecutor
+	// MaxSteps bounds the number of model requests; zero means DefaultMaxSteps.
+	MaxSteps int
+	// OnEvent receives every LoopEvent. It is never called concurrently, also while tools run
+	// in parallel, so the events it sees form one total order.
+	OnEvent func(LoopEvent)
+}
+
+// AgentRunResult is how a run ended.
+type AgentRunResult struct {
+	Reason RunReason
+	// Messages is the transcript: the input followed by every assistant message and tool
+	// result of the run, in order.
+	Messages []Message
+	// Steps is the number of model requests that completed.
+	Steps int
+}
+
+// LoopEvent is what a run reports while it works. The set is closed: ModelEvent,
+// AssistantMessageEvent, ToolStartEvent, ToolProgressEvent, ToolEndEvent, ToolSkippedEvent and
+// TurnEndEvent.
+type LoopEvent interface {
+	// EventType is the event's name: "model_event", "assistant_message", "tool_start",
+	// "tool_progress", "tool_end", "tool_skipped" or "turn_end".
+	EventType() string
+	isLoopEvent()
+}
+
+// ModelEvent forwards one event of the model's stream.
+type ModelEvent struct{ Event AssistantEvent }
+
+// AssistantMessageEvent announces a complete assistant message, appended to the transcript.
+type AssistantMessageEvent struct{ Message AssistantMessage }
+
+// ToolStartEvent announces that a call is about to run.
+type ToolStartEvent struct{ Call ToolCall }
+
+// ToolProgressEvent carries partial output of the running call CallID.
+type ToolProgressEvent struct {
+	CallID  string
+	Content []ContentBlock
+}
+
+// ToolEndEvent carries the result of a call that ran.
+type ToolEndEvent struct{ Result ToolResultMessage }
+
+// ToolSkippedEvent carries the result written for a call that was not run.
+type ToolSkippedEvent struct{ Result ToolResultMessage }
+
+// TurnEndEvent ends the run; it is always the last event and there is exactly one.
+type TurnEndEvent struct {
+	Reason RunReason
+	Steps  int
+}
+
+// EventType implements LoopEvent.
+func (ModelEvent) EventType() string { return "model_event" }
+
+// EventType implements LoopEvent.
+func (AssistantMessageEvent) EventType() string { return "assistant_message" }
+
+// EventType implements LoopEvent.
+func (ToolStartEvent) EventType() string { return "tool_start" }
+
+// EventType implements LoopEvent.
+func (ToolProgressEvent) EventType() string { return "tool_progress" }
+
+// EventType implements LoopEvent.
+func (ToolEndEvent) EventType() string { return "tool_end" }
+
+// EventType implements LoopEvent.
+func (ToolSkippedEvent) EventType() string { return "tool_skipped" }
+
+// EventType implements LoopEvent.
+func (TurnEndEvent) EventType() string { return "turn_end" }
+
+func (ModelEvent) isLoopEvent()            {}
+func (AssistantMessageEvent) isLoopEvent() {}
+func (ToolStartEvent) isLoopEvent()        {}
+func (ToolProgressEvent) isLoopEvent()     {}
+func (ToolEndEvent) isLoopEvent()          {}
+func (ToolSkippedEvent) isLoopEvent()      {}
+func (TurnEndEvent) isLoopEvent()          {}
+
+// RunAgentLoop drives one run: it asks the model, runs the tool calls the model asks for,
+// feeds their results back, and repeats until the model answers, a terminal state is reached,
+// ctx is cancelled or MaxSteps requests were made.
+//
+// Invariant: every tool call that enters the transcript is answered by a tool result with the
+// same ID before the loop asks the model again or returns, whether the call ran or not.
+//
+// Cancellation is checked before each model request and after each tool batch; running tools
+// are awaited and their results kept. The returned error is only for invalid options: model and
+// tool failures are reported through the result's Reason and the transcript. No goroutine
+// started by RunAgentLoop outlives it.
+func RunAgentLoop(ctx context.Context, opts AgentLoopOptions) (AgentRunResult, error) {
+	if opts.Model == nil {
+		return AgentRunResult{}, errors.New("tinypi: RunAgentLoop: AgentLoopOptions.Model is nil")
+	}
+	if opts.MaxSteps < 0 {
+		return AgentRunResult{}, fmt.Errorf("tinypi: RunAgentLoop: MaxSteps is %d, want 0 (default) or more", opts.MaxSteps)
+	}
+	run := newLoopRun(opts)
+	for steps := 1; ; steps++ {
+		if result, done := run.stopBeforeRequest(ctx, steps); done {
+			return result, nil
+		}
+		assistant := run.collectModelTurn(ctx)
+		if result, done := run.afterTurn(ctx, assistant, steps); done {
+			return result, nil
+		}
+	}
+}
+
+// loopRun is the state of one run. Only the goroutine of RunAgentLoop touches messages; tool
+// goroutines write their own slot of a result slice and report through emit.
+type loopRun struct {
+	opts     AgentLoopOptions
+	execute  ToolExecutor
+	maxSteps int
+	messages []Message
+
+	emitMu sync.Mutex // serialises OnEvent
+}
+
+func newLoopRun(opts AgentLoopOptions) *loopRun {
+	r := &loopRun{opts: opts, execute: opts.ExecuteToolCall, maxSteps: opts.MaxSteps}
+	if r.execute == nil {
+		// The registry is captured here, so the executor needs only the call.
+		r.execute = func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+			return ExecuteToolCall(ctx, call, opts.Tools, exec), nil
+		}
+	}
+	if r.maxSteps == 0 {
+		r.maxSteps = DefaultMaxSteps
+	}
+	r.messages = ownMessages(opts.Context.Messages)
+	return r
+}
+
+// ownMessages returns the run's own transcript: a deep copy of the caller's messages, so that
+// nothing the run appends or changes reaches the caller.
+func ownMessages(input []Message) []Message {
+	//lab:begin 7.1
+	return CloneMessages(input)
+	//lab:end
+}
+
+// emit delivers one event; the lock gives all events, from any goroutine, one total order.
+func (r *loopRun) emit(event LoopEvent) {
+	if r.opts.OnEvent == nil {
+		return
+	}
+	r.emitMu.Lock()
+	defer r.emitMu.Unlock()
+	r.opts.OnEvent(event)
+}
+
+// finish is the only way out of a run: it emits the single turn_end.
+func (r *loopRun) finish(reason RunReason, steps int) AgentRunResult {
+	//lab:begin 7.1
+	r.emit(TurnEndEvent{Reason: reason, Steps: steps})
+	return AgentRunResult{Reason: reason, Messages: r.messages, Steps: steps}
+	//lab:end
+}
+
+// stopBeforeRequest ends the run before its steps-th model request when the step limit is
+// reached or ctx is cancelled. steps-1 requests have completed at this point. A cancellation
+// during the last allowed batch was already reported by stopAfterTools.
+func (r *loopRun) stopBeforeRequest(ctx context.Context, steps int) (AgentRunResult, bool) {
+	//lab:begin 7.5
+	if steps > r.maxSteps {
+		return r.finish(RunMaxSteps, steps-1), true
+	}
+	if ctx.Err() != nil {
+		return r.finish(RunAborted, steps-1), true
+	}
+	return AgentRunResult{}, false
+	//lab:stub
+	//	if ctx.Err() != nil || steps > r.maxSteps {
+	//		panic(LAB_PENDING)
+	//	}
+	//	return AgentRunResult{}, false
+	//lab:end
+}
+
+// collectModelTurn makes one model request, forwards its events, and appends the complete
+// assistant message to the transcript exactly once.
+func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
+	//lab:begin 7.1
+	stream := r.opts.Model.Stream(ctx, Request{
+		SystemPrompt: r.opts.Context.SystemPrompt,
+		// Clip, so that a model that appends to what it was given cannot write into our slice.
+		Messages: slices.Clip(r.messages),
+		Tools:    r.opts.Tools.Definitions(),
+	})
+	for event := range stream.All() {
+		r.emit(ModelEvent{Event: event})
+	}
+	assistant, err := stream.Result()
+	if err != nil {
+		assistant = AssistantMessage{StopReason: StopReasonError, ErrorMessage: err.Error(), Timestamp: time.Now().UnixMilli()}
+	}
+	r.messages = append(r.messages, assistant)
+	r.emit(AssistantMessageEvent{Message: assistant})
+	return assistant
+	//lab:end
+}
+
+// afterTurn applies the rules table to the assistant message of request steps: run the batch
+// and go on, or finish.
+func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, steps int) (AgentRunResult, bool) {
+	//lab:begin 7.1
+	if assistant.StopReason == StopReasonStop && len(assistant.ToolCalls()) == 0 {
+		return r.finish(RunStop, steps), true
+	}
+	//lab:stub
+	//	if assistant.StopReason == StopReasonStop {
+	//		panic(LAB_PENDING)
+	//	}
+	//lab:end
+	//lab:begin 7.2
+	if calls := assistant.ToolCalls(); assistant.StopReason == StopReasonToolUse && len(calls) > 0 {
+		r.runToolBatch(ctx, calls)
+		return r.stopAfterTools(ctx, steps)
+	}
+	//lab:stub
+	//	if assistant.StopReason == StopReasonToolUse {
+	//		panic(LAB_PENDING)
+	//	}
+	//lab:end
+	return r.finishWithoutExecuting(assistant, steps), true
+}
+
+// runToolBatch runs the calls of one assistant message and appends their results in call
+// order. A single call runs on this goroutine; a larger batch runs concurrently: every
+// tool_start first, tool_end as each call completes, results by call index.
+func (r *loopRun) runToolBatch(ctx context.Context, calls []ToolCall) {
+	//lab:begin 7.4
+	if len(calls) > 1 {
+		for _, call := range calls {
+			r.emit(ToolStartEvent{Call: call})
+		}
+		results := make([]ToolResultMessage, len(calls))
+		completed := make(chan int, len(calls))
+		for i, call := range calls {
+			go func() {
+				results[i] = r.executeOne(ctx, call)
+				completed <- i
+			}()
+		}
+		for range calls {
+			i := <-completed
+			r.emit(ToolEndEvent{Result: results[i]})
+		}
+		for _, result := range results {
+			r.messages = append(r.messages, result)
+		}
+		return
+	}
+	//lab:stub
+	//	if len(calls) > 1 {
+	//		panic(LAB_PENDING)
+	//	}
+	//lab:end
+	//lab:begin 7.2
+	r.emit(ToolStartEvent{Call: calls[0]})
+	result := r.executeOne(ctx, calls[0])
+	r.emit(ToolEndEvent{Result: result})
+	r.messages = append(r.messages, result)
+	//lab:end
+}
+
+// executeOne runs one call through the executor with a progress reporter bound to the call.
+// It always returns a result for the call.
+func (r *loopRun) executeOne(ctx context.Context, call ToolCall) ToolResultMessage {
+	//lab:begin 7.2
+	exec := ToolExecContext{ReportProgress: func(content []ContentBlock) {
+		r.emit(ToolProgressEvent{CallID: call.ID, Content: content})
+	}}
+	result, err := r.callExecutor(ctx, call, exec)
+	if err != nil {
+		return failedExecution(call, err)
+	}
+	return result
+	//lab:end
+}
+
+// callExecutor calls the executor, turning a panic into an error: a tool goroutine that
+// panicked would otherwise take the whole process down.
+func (r *loopRun) callExecutor(ctx context.Context, call ToolCall, exec ToolExecContext) (result ToolResultMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("tool executor panicked: %v", p)
+		}
+	}()
+	return r.execute(ctx, call, exec)
+}
+
+// failedExecution is the result of a call whose executor failed: paired with the call, the
+// error's message as its text, no stack.
+func failedExecution(call ToolCall, err error) ToolResultMessage {
+	//lab:begin 7.4
+	return ErrorToolResult(call, err.Error())
+	//lab:end
+}
+
+// stopAfterTools ends the run after a tool batch when ctx was cancelled meanwhile: the batch's
+// results are kept and no new request starts.
+func (r *loopRun) stopAfterTools(ctx context.Context, steps int) (AgentRunResult, bool) {
+	//lab:begin 7.5
+	if ctx.Err() != nil {
+		return r.finish(RunAborted, steps), true
+	}
+	return AgentRunResult{}, false
+	//lab:stub
+	//	if ctx.Err() != nil {
+	//		panic(LAB_PENDING)
+	//	}
+	//	return AgentRunResult{}, false
+	//lab:end
+}
+
+// finishWithoutExecuting handles every assistant message that does not form a runnable batch:
+// no call runs, each call present gets a skipped result, and the run ends.
+func (r *loopRun) finishWithoutExecuting(assistant AssistantMessage, steps int) AgentRunResult {
+	//lab:begin 7.3
+	reason, skip := RunError, SkipUnexpectedStop
+	switch assistant.StopReason {
+	case StopReasonLength:
+		reason, skip = RunLength, SkipLength
+	case StopReasonError:
+		reason, skip = RunError, SkipError
+	case StopReasonAborted:
+		reason, skip = RunAborted, SkipAborted
+	}
+	for _, call := range assistant.ToolCalls() {
+		result := skippedCall(call, skip)
+		r.messages = append(r.messages, result)
+		r.emit(ToolSkippedEvent{Result: result})
+	}
+	return r.finish(reason, steps)
+	//lab:end
+}
+
+// skippedCall is the result written for a call that the loop accepted but did not run.
+func skippedCall(call ToolCall, reason string) ToolResultMessage {
+	//lab:begin 7.3
+	return ToolResultMessage{
+		ToolCallID: call.ID,
+		ToolName:   call.Name,
+		Content:    []ContentBlock{Text(SkipExplanation(reason))},
+		Details:    map[string]any{"skipped": true, "reason": reason},
+		IsError:    true,
+		Timestamp:  time.Now().UnixMilli(),
+	}
+	//lab:end
+}
+
+// SkipExplanation is the text of a skipped result, by reason.
+func SkipExplanation(reason string) string {
+	switch reason {
+	case SkipLength:
+		return "Tool call was not executed because the model response was truncated."
+	case SkipError:
+		return "Tool call was not executed because the model response ended with an error."
+	case SkipAborted:
+		return "Tool call was not executed because the model response was aborted."
+	default:
+		return "Tool call was not executed because the model stopped without asking for tool use."
+	}
+}

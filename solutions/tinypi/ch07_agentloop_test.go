@@ -1,0 +1,779 @@
+package tinypi
+
+// Focused tests of chapter 07, the agent loop. Each test belongs to one lab:
+//
+//	go test -run '^TestLab7_1_' .   完成纯文本 stop
+//	go test -run '^TestLab7_2_' .   闭合单工具往返
+//	go test -run '^TestLab7_3_' .   处理所有非执行终态
+//	go test -run '^TestLab7_4_' .   隔离并发完成与单项失败
+//	go test -run '^TestLab7_5_' .   处理取消与回合上限
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.uber.org/goleak"
+)
+
+// --- the README round trip of the chapter text --------------------------------------------------
+
+const ch07Question = "请读取 README.md，并告诉我项目名。"
+
+func ch07ReadCall() ToolCall {
+	return ToolCall{ID: "call-1", Name: "read", Arguments: `{"path":"README.md"}`}
+}
+
+func ch07FirstAnswer() AssistantMessage {
+	return AssistantMessage{
+		Content:    []ContentBlock{Text("我先读取项目说明。"), ch07ReadCall()},
+		StopReason: StopReasonToolUse,
+		Timestamp:  2,
+	}
+}
+
+func ch07FinalAnswer() AssistantMessage {
+	return AssistantMessage{Content: []ContentBlock{Text("项目名是 tiny-pi。")}, StopReason: StopReasonStop, Timestamp: 4}
+}
+
+func ch07ReadResult() ToolResultMessage {
+	return ToolResultMessage{
+		ToolCallID: "call-1",
+		ToolName:   "read",
+		Content:    []ContentBlock{Text("# tiny-pi\nA small agent runtime.")},
+		Timestamp:  3,
+	}
+}
+
+func ch07Input() []Message {
+	return []Message{UserMessage{Content: []ContentBlock{Text(ch07Question)}, Timestamp: 1}}
+}
+
+// ch07ReadTool is the in-memory read tool: it reports progress, then returns the README.
+// executions counts how often it ran.
+type ch07ReadTool struct {
+	mu         sync.Mutex
+	executions int
+	sawValue   []any
+}
+
+type ch07CtxKey struct{}
+
+func (rt *ch07ReadTool) tool() Tool {
+	return Tool{
+		ToolDefinition: ToolDefinition{
+			Name:        "read",
+			Description: "Read a file of the workspace.",
+			Parameters:  `{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`,
+		},
+		Execute: func(ctx context.Context, args json.RawMessage, exec ToolExecContext) (ToolOutput, error) {
+			rt.mu.Lock()
+			rt.executions++
+			rt.sawValue = append(rt.sawValue, ctx.Value(ch07CtxKey{}))
+			rt.mu.Unlock()
+			exec.Progress(Text("reading README.md"))
+			return ToolOutput{Content: ch07ReadResult().Content}, nil
+		},
+	}
+}
+
+func (rt *ch07ReadTool) count() int {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.executions
+}
+
+// --- observing a run ---------------------------------------------------------------------------
+
+// ch07Recorder collects the events of a run and notices when OnEvent is entered concurrently.
+type ch07Recorder struct {
+	mu         sync.Mutex
+	events     []LoopEvent
+	inside     bool
+	concurrent bool
+}
+
+func (rec *ch07Recorder) onEvent(e LoopEvent) {
+	rec.mu.Lock()
+	if rec.inside {
+		rec.concurrent = true
+	}
+	rec.inside = true
+	rec.events = append(rec.events, e)
+	rec.mu.Unlock()
+	time.Sleep(time.Microsecond) // widen the window in which an overlapping call would be seen
+	rec.mu.Lock()
+	rec.inside = false
+	rec.mu.Unlock()
+}
+
+func (rec *ch07Recorder) snapshot() []LoopEvent {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]LoopEvent(nil), rec.events...)
+}
+
+// kinds renders events as short strings, e.g. "model_event:start", "tool_end:call-1",
+// "turn_end:stop/1", so that a wrong order shows up in a readable diff.
+func (rec *ch07Recorder) kinds() []string {
+	var out []string
+	for _, e := range rec.snapshot() {
+		out = append(out, ch07Kind(e))
+	}
+	return out
+}
+
+func ch07Kind(e LoopEvent) string {
+	switch e := e.(type) {
+	case ModelEvent:
+		if done, ok := e.Event.(DoneEvent); ok {
+			return "model_event:done/" + string(done.Message.StopReason)
+		}
+		return "model_event:" + e.Event.EventType()
+	case AssistantMessageEvent:
+		return "assistant_message:" + string(e.Message.StopReason)
+	case ToolStartEvent:
+		return "tool_start:" + e.Call.ID
+	case ToolProgressEvent:
+		return "tool_progress:" + e.CallID
+	case ToolEndEvent:
+		return "tool_end:" + e.Result.ToolCallID
+	case ToolSkippedEvent:
+		return "tool_skipped:" + e.Result.ToolCallID
+	case TurnEndEvent:
+		return fmt.Sprintf("turn_end:%s/%d", e.Reason, e.Steps)
+	default:
+		return fmt.Sprintf("unknown:%T", e)
+	}
+}
+
+// checkOneTurnEnd asserts the run's last event is its only turn_end and matches the result.
+func (rec *ch07Recorder) checkOneTurnEnd(t *testing.T, res AgentRunResult) {
+	t.Helper()
+	events := rec.snapshot()
+	var ends int
+	for _, e := range events {
+		if _, ok := e.(TurnEndEvent); ok {
+			ends++
+		}
+	}
+	if ends != 1 {
+		t.Errorf("turn_end events = %d, want exactly 1 (every return path goes through one finish)", ends)
+	}
+	if len(events) == 0 {
+		return
+	}
+	last, ok := events[len(events)-1].(TurnEndEvent)
+	if !ok {
+		t.Errorf("last event = %s, want turn_end", ch07Kind(events[len(events)-1]))
+		return
+	}
+	if last.Reason != res.Reason || last.Steps != res.Steps {
+		t.Errorf("turn_end = %s/%d, result = %s/%d; they must agree", last.Reason, last.Steps, res.Reason, res.Steps)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.concurrent {
+		t.Errorf("OnEvent was called concurrently; events must form one total order")
+	}
+}
+
+// ch07Run calls RunAgentLoop. A lab that is not implemented yet panics with its message; the
+// panic is turned into this test's failure so the other tests still run.
+func ch07Run(t *testing.T, ctx context.Context, opts AgentLoopOptions) AgentRunResult {
+	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("%v", p)
+		}
+	}()
+	res, err := RunAgentLoop(ctx, opts)
+	if err != nil {
+		t.Fatalf("RunAgentLoop returned error %v; errors are only for invalid options", err)
+	}
+	return res
+}
+
+// ch07Cmp compares transcripts; timestamps of results made by the loop or the executor are
+// wall-clock times, so tool result timestamps are ignored.
+var ch07Cmp = []cmp.Option{cmpopts.IgnoreFields(ToolResultMessage{}, "Timestamp"), cmpopts.EquateEmpty()}
+
+func ch07Roles(messages []Message) string {
+	roles := make([]string, len(messages))
+	for i, m := range messages {
+		if m == nil {
+			roles[i] = "<nil>"
+			continue
+		}
+		roles[i] = string(m.MessageRole())
+	}
+	return strings.Join(roles, " → ")
+}
+
+// ch07CountingExecutor counts executions; it answers every call with a plain result.
+type ch07CountingExecutor struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (ce *ch07CountingExecutor) execute(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+	ce.mu.Lock()
+	ce.calls = append(ce.calls, call.ID)
+	ce.mu.Unlock()
+	return ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: []ContentBlock{Text("ran " + call.ID)}}, nil
+}
+
+func (ce *ch07CountingExecutor) count() int {
+	ce.mu.Lock()
+	defer ce.mu.Unlock()
+	return len(ce.calls)
+}
+
+// ch07CheckPaired asserts that every tool call in the transcript has a result with its ID.
+func ch07CheckPaired(t *testing.T, messages []Message) {
+	t.Helper()
+	results := map[string]bool{}
+	for _, m := range messages {
+		if r, ok := m.(ToolResultMessage); ok {
+			results[r.ToolCallID] = true
+		}
+	}
+	for _, m := range messages {
+		if a, ok := m.(AssistantMessage); ok {
+			for _, call := range a.ToolCalls() {
+				if !results[call.ID] {
+					t.Errorf("tool call %s has no tool result with the same id", call.ID)
+				}
+			}
+		}
+	}
+}
+
+// --- Lab 7.1 -----------------------------------------------------------------------------------
+
+func TestLab7_1_纯文本Stop(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	read := &ch07ReadTool{}
+	registry := MustRegistry(read.tool())
+	model := NewScriptedModel(ch07FinalAnswer())
+	rec := &ch07Recorder{}
+
+	// The caller's slice has spare capacity: a loop that appends to it instead of to its own
+	// copy would write into the caller's array.
+	input := make([]Message, 1, 8)
+	copy(input, ch07Input())
+	stale := ToolDefinition{Name: "stale", Description: "left over in the context; never sent"}
+	res := ch07Run(t, context.Background(), AgentLoopOptions{
+		Context: AgentContext{SystemPrompt: "你是 tinypi。", Messages: input, Tools: []ToolDefinition{stale}},
+		Model:   model,
+		Tools:   registry,
+		OnEvent: rec.onEvent,
+	})
+
+	if res.Reason != RunStop || res.Steps != 1 {
+		t.Errorf("result = %s/%d steps, want stop/1", res.Reason, res.Steps)
+	}
+	want := []Message{ch07Input()[0], ch07FinalAnswer()}
+	if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+		t.Errorf("result messages (-want +got):\n%s", diff)
+	}
+	if got := model.Calls(); got != 1 {
+		t.Errorf("model requests = %d, want 1", got)
+	}
+	wantReq := []Request{{SystemPrompt: "你是 tinypi。", Messages: ch07Input(), Tools: registry.Definitions()}}
+	if diff := cmp.Diff(wantReq, model.Requests(), ch07Cmp...); diff != "" {
+		t.Errorf("model request (-want +got): system prompt, local messages and the registry's definitions (never the context's tools):\n%s", diff)
+	}
+	wantKinds := []string{"model_event:start", "model_event:text_delta", "model_event:done/stop", "assistant_message:stop", "turn_end:stop/1"}
+	if diff := cmp.Diff(wantKinds, rec.kinds()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	rec.checkOneTurnEnd(t, res)
+
+	// Input ownership: the caller's messages are unchanged, also beyond their length, and the
+	// result does not share content with them.
+	if diff := cmp.Diff(append(ch07Input(), make([]Message, 7)...), input[:cap(input)]); diff != "" {
+		t.Errorf("the caller's messages were modified (-want +got):\n%s", diff)
+	}
+	if len(res.Messages) > 0 {
+		if u, ok := res.Messages[0].(UserMessage); ok && len(u.Content) > 0 {
+			u.Content[0] = Text("changed by the caller of the result")
+		}
+	}
+	if diff := cmp.Diff(ch07Input(), input[:1]); diff != "" {
+		t.Errorf("changing the result changed the input: the loop must work on a deep copy (-want +got):\n%s", diff)
+	}
+}
+
+// --- Lab 7.2 -----------------------------------------------------------------------------------
+
+func TestLab7_2_单工具往返(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	read := &ch07ReadTool{}
+	registry := MustRegistry(read.tool())
+	model := NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())
+	rec := &ch07Recorder{}
+	ctx := context.WithValue(context.Background(), ch07CtxKey{}, "the run's context")
+
+	res := ch07Run(t, ctx, AgentLoopOptions{
+		Context: AgentContext{SystemPrompt: "你是 tinypi。", Messages: ch07Input()},
+		Model:   model,
+		Tools:   registry, // no injected executor: the registry runs the call
+		OnEvent: rec.onEvent,
+	})
+
+	if res.Reason != RunStop || res.Steps != 2 {
+		t.Errorf("result = %s/%d steps, want stop/2", res.Reason, res.Steps)
+	}
+	if got := model.Calls(); got != 2 {
+		t.Fatalf("model requests = %d, want 2", got)
+	}
+	if got := read.count(); got != 1 {
+		t.Errorf("read executions = %d, want 1", got)
+	}
+	read.mu.Lock()
+	if len(read.sawValue) == 1 && read.sawValue[0] != "the run's context" {
+		t.Errorf("the tool did not receive the run's context (value %v)", read.sawValue[0])
+	}
+	read.mu.Unlock()
+
+	// The second request sees the call and its paired result.
+	second := model.Requests()[1]
+	wantSecond := []Message{ch07Input()[0], ch07FirstAnswer(), ch07ReadResult()}
+	if diff := cmp.Diff(wantSecond, second.Messages, ch07Cmp...); diff != "" {
+		t.Errorf("second request messages (-want +got), want user → assistant → toolResult:\n%s", diff)
+	}
+	if diff := cmp.Diff(registry.Definitions(), second.Tools); diff != "" {
+		t.Errorf("second request tools (-want +got):\n%s", diff)
+	}
+	want := append(wantSecond, ch07FinalAnswer())
+	if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+		t.Errorf("transcript (-want +got), want user → assistant → toolResult → assistant:\n%s", diff)
+	}
+
+	wantKinds := []string{
+		"model_event:start", "model_event:text_delta", "model_event:toolcall_delta", "model_event:toolcall_end",
+		"model_event:done/toolUse", "assistant_message:toolUse",
+		"tool_start:call-1", "tool_progress:call-1", "tool_end:call-1",
+		"model_event:start", "model_event:text_delta", "model_event:done/stop", "assistant_message:stop",
+		"turn_end:stop/2",
+	}
+	if diff := cmp.Diff(wantKinds, rec.kinds()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	for _, e := range rec.snapshot() {
+		if p, ok := e.(ToolProgressEvent); ok {
+			if diff := cmp.Diff([]ContentBlock{Text("reading README.md")}, p.Content); diff != "" {
+				t.Errorf("tool_progress content (-want +got):\n%s", diff)
+			}
+		}
+	}
+	rec.checkOneTurnEnd(t, res)
+}
+
+// --- Lab 7.3 -----------------------------------------------------------------------------------
+
+func TestLab7_3_非执行终态_Length(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	truncated := AssistantMessage{
+		Content: []ContentBlock{
+			Text("我先读取两个文件。"),
+			ch07ReadCall(),
+			ToolCall{ID: "call-2", Name: "read", Arguments: `{"path":"go.m`},
+		},
+		StopReason: StopReasonLength,
+		Timestamp:  2,
+	}
+	model := NewScriptedModel(truncated, ch07FinalAnswer())
+	exec := &ch07CountingExecutor{}
+	rec := &ch07Recorder{}
+
+	res := ch07Run(t, context.Background(), AgentLoopOptions{
+		Context:         AgentContext{Messages: ch07Input()},
+		Model:           model,
+		Tools:           MustRegistry((&ch07ReadTool{}).tool()),
+		ExecuteToolCall: exec.execute,
+		OnEvent:         rec.onEvent,
+	})
+
+	if got := exec.count(); got != 0 {
+		t.Errorf("executor calls = %d, want 0: a truncated call must never run", got)
+	}
+	if res.Reason != RunLength || res.Steps != 1 {
+		t.Errorf("result = %s/%d steps, want length/1", res.Reason, res.Steps)
+	}
+	if got := model.Calls(); got != 1 {
+		t.Errorf("model requests = %d, want 1", got)
+	}
+	skipped := func(id string) ToolResultMessage {
+		return ToolResultMessage{
+			ToolCallID: id,
+			ToolName:   "read",
+			Content:    []ContentBlock{Text("Tool call was not executed because the model response was truncated.")},
+			Details:    map[string]any{"skipped": true, "reason": "length"},
+			IsError:    true,
+		}
+	}
+	want := []Message{ch07Input()[0], truncated, skipped("call-1"), skipped("call-2")}
+	if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+		t.Errorf("transcript (-want +got):\n%s", diff)
+	}
+	wantKinds := []string{
+		"model_event:start", "model_event:text_delta",
+		"model_event:toolcall_delta", "model_event:toolcall_end",
+		"model_event:toolcall_delta", "model_event:toolcall_end",
+		"model_event:done/length", "assistant_message:length",
+		"tool_skipped:call-1", "tool_skipped:call-2", "turn_end:length/1",
+	}
+	if diff := cmp.Diff(wantKinds, rec.kinds()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	rec.checkOneTurnEnd(t, res)
+}
+
+func TestLab7_3_非执行终态_其余分支(t *testing.T) {
+	twoCalls := []ContentBlock{Text("…"), ch07ReadCall(), ToolCall{ID: "call-2", Name: "read", Arguments: `{"path":"go.mod"}`}}
+	tests := []struct {
+		name       string
+		assistant  AssistantMessage
+		wantReason RunReason
+		wantSkip   string // the reason in each skipped result; "" when there are no calls
+	}{
+		{"error with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonError, ErrorMessage: "upstream 500"}, RunError, SkipError},
+		{"aborted with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonAborted, ErrorMessage: "cancelled"}, RunAborted, SkipAborted},
+		{"stop with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonStop}, RunError, SkipUnexpectedStop},
+		{"toolUse without calls", AssistantMessage{Content: []ContentBlock{Text("我要用工具……")}, StopReason: StopReasonToolUse}, RunError, ""},
+		{"error without calls", AssistantMessage{StopReason: StopReasonError, ErrorMessage: "upstream 500"}, RunError, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			model := NewScriptedModel(tt.assistant, ch07FinalAnswer())
+			exec := &ch07CountingExecutor{}
+			rec := &ch07Recorder{}
+			res := ch07Run(t, context.Background(), AgentLoopOptions{
+				Context:         AgentContext{Messages: ch07Input()},
+				Model:           model,
+				Tools:           MustRegistry((&ch07ReadTool{}).tool()),
+				ExecuteToolCall: exec.execute,
+				OnEvent:         rec.onEvent,
+			})
+			if got := exec.count(); got != 0 {
+				t.Errorf("executor calls = %d, want 0", got)
+			}
+			if res.Reason != tt.wantReason || res.Steps != 1 {
+				t.Errorf("result = %s/%d steps, want %s/1", res.Reason, res.Steps, tt.wantReason)
+			}
+			if got := model.Calls(); got != 1 {
+				t.Errorf("model requests = %d, want 1", got)
+			}
+			want := []Message{ch07Input()[0], tt.assistant}
+			var wantKinds []string
+			for _, call := range tt.assistant.ToolCalls() {
+				want = append(want, ToolResultMessage{
+					ToolCallID: call.ID,
+					ToolName:   call.Name,
+					Content:    []ContentBlock{Text(SkipExplanation(tt.wantSkip))},
+					Details:    map[string]any{"skipped": true, "reason": tt.wantSkip},
+					IsError:    true,
+				})
+				wantKinds = append(wantKinds, "tool_skipped:"+call.ID)
+			}
+			if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+				t.Errorf("transcript (-want +got):\n%s", diff)
+			}
+			ch07CheckPaired(t, res.Messages)
+			var gotKinds []string
+			for _, k := range rec.kinds() {
+				if strings.HasPrefix(k, "tool_") {
+					gotKinds = append(gotKinds, k)
+				}
+			}
+			if diff := cmp.Diff(wantKinds, gotKinds, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("tool events (-want +got): only tool_skipped, one per call:\n%s", diff)
+			}
+			rec.checkOneTurnEnd(t, res)
+		})
+	}
+}
+
+// --- Lab 7.4 -----------------------------------------------------------------------------------
+
+func TestLab7_4_并发工具_完成顺序(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	batch := AssistantMessage{
+		Content: []ContentBlock{
+			Text("两个一起查。"),
+			ToolCall{ID: "slow-call", Name: "slow", Arguments: `{}`},
+			ToolCall{ID: "fast-call", Name: "fast", Arguments: `{}`},
+		},
+		StopReason: StopReasonToolUse,
+	}
+	model := NewScriptedModel(batch, ch07FinalAnswer())
+	rec := &ch07Recorder{}
+
+	// The gate: slow returns only after fast has finished, so fast completes first. A loop
+	// that runs the calls one after another would never let slow through; the guard turns
+	// that into a failure instead of a hung test.
+	fastDone := make(chan struct{})
+	var mu sync.Mutex
+	startsSeen := map[string]int{}
+	executor := func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+		n := 0
+		for _, k := range rec.kinds() {
+			if strings.HasPrefix(k, "tool_start:") {
+				n++
+			}
+		}
+		mu.Lock()
+		startsSeen[call.ID] = n
+		mu.Unlock()
+		text := "done " + call.ID
+		switch call.ID {
+		case "fast-call":
+			close(fastDone)
+		case "slow-call":
+			select {
+			case <-fastDone:
+			case <-time.After(10 * time.Second):
+				text = "slow-call gave up: fast-call never finished while slow-call ran (calls are not concurrent)"
+			}
+		}
+		return ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: []ContentBlock{Text(text)}}, nil
+	}
+
+	res := ch07Run(t, context.Background(), AgentLoopOptions{
+		Context:         AgentContext{Messages: ch07Input()},
+		Model:           model,
+		Tools:           MustRegistry(),
+		ExecuteToolCall: executor,
+		OnEvent:         rec.onEvent,
+	})
+
+	mu.Lock()
+	if startsSeen["slow-call"] != 2 || startsSeen["fast-call"] != 2 {
+		t.Errorf("tool_start events seen when each call began = %v, want 2 for both: announce the whole batch first", startsSeen)
+	}
+	mu.Unlock()
+	var toolKinds []string
+	for _, k := range rec.kinds() {
+		if strings.HasPrefix(k, "tool_") {
+			toolKinds = append(toolKinds, k)
+		}
+	}
+	wantToolKinds := []string{"tool_start:slow-call", "tool_start:fast-call", "tool_end:fast-call", "tool_end:slow-call"}
+	if diff := cmp.Diff(wantToolKinds, toolKinds); diff != "" {
+		t.Errorf("tool events (-want +got): starts in call order, ends in completion order:\n%s", diff)
+	}
+	result := func(id, name string) ToolResultMessage {
+		return ToolResultMessage{ToolCallID: id, ToolName: name, Content: []ContentBlock{Text("done " + id)}}
+	}
+	want := []Message{ch07Input()[0], batch, result("slow-call", "slow"), result("fast-call", "fast"), ch07FinalAnswer()}
+	if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+		t.Errorf("transcript (-want +got): results in call order (slow, fast), whatever finished first:\n%s", diff)
+	}
+	if res.Reason != RunStop || res.Steps != 2 || model.Calls() != 2 {
+		t.Errorf("result = %s/%d steps with %d model requests, want stop/2 with 2", res.Reason, res.Steps, model.Calls())
+	}
+	if model.Calls() == 2 {
+		if diff := cmp.Diff(want[:4], model.Requests()[1].Messages, ch07Cmp...); diff != "" {
+			t.Errorf("second request (-want +got):\n%s", diff)
+		}
+	}
+	rec.checkOneTurnEnd(t, res)
+}
+
+func TestLab7_4_并发工具_单项失败(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	batch := AssistantMessage{
+		Content: []ContentBlock{
+			ToolCall{ID: "ok-call", Name: "read", Arguments: `{"path":"README.md"}`},
+			ToolCall{ID: "err-call", Name: "read", Arguments: `{"path":"missing.md"}`},
+			ToolCall{ID: "panic-call", Name: "read", Arguments: `{"path":"bad.md"}`},
+		},
+		StopReason: StopReasonToolUse,
+	}
+	model := NewScriptedModel(batch, ch07FinalAnswer())
+	rec := &ch07Recorder{}
+	executor := func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+		switch call.ID {
+		case "err-call":
+			return ToolResultMessage{}, errors.New("missing.md: no such file")
+		case "panic-call":
+			panic("executor bug")
+		}
+		return ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: []ContentBlock{Text("# tiny-pi")}}, nil
+	}
+
+	res := ch07Run(t, context.Background(), AgentLoopOptions{
+		Context:         AgentContext{Messages: ch07Input()},
+		Model:           model,
+		Tools:           MustRegistry(),
+		ExecuteToolCall: executor,
+		OnEvent:         rec.onEvent,
+	})
+
+	if res.Reason != RunStop || res.Steps != 2 || model.Calls() != 2 {
+		t.Errorf("result = %s/%d steps with %d model requests, want stop/2 with 2: one failed call does not end the run", res.Reason, res.Steps, model.Calls())
+	}
+	ch07CheckPaired(t, res.Messages)
+	if len(res.Messages) != 6 {
+		t.Fatalf("transcript roles = %s, want user → assistant → toolResult ×3 → assistant", ch07Roles(res.Messages))
+	}
+	wantOK := ToolResultMessage{ToolCallID: "ok-call", ToolName: "read", Content: []ContentBlock{Text("# tiny-pi")}}
+	if diff := cmp.Diff(wantOK, res.Messages[2], ch07Cmp...); diff != "" {
+		t.Errorf("the successful call's result must be kept (-want +got):\n%s", diff)
+	}
+	wantErr := ToolResultMessage{ToolCallID: "err-call", ToolName: "read", Content: []ContentBlock{Text("missing.md: no such file")}, IsError: true}
+	if diff := cmp.Diff(wantErr, res.Messages[3], ch07Cmp...); diff != "" {
+		t.Errorf("a failed execution becomes an error result with the error's message (-want +got):\n%s", diff)
+	}
+	panicked, ok := res.Messages[4].(ToolResultMessage)
+	if !ok || panicked.ToolCallID != "panic-call" || panicked.ToolName != "read" || !panicked.IsError {
+		t.Errorf("result for the panicking executor = %+v, want an error result for panic-call", res.Messages[4])
+	} else {
+		text := TextOf(panicked.Content)
+		if !strings.Contains(text, "executor bug") || strings.Contains(text, "goroutine") || strings.Contains(text, ".go:") {
+			t.Errorf("panic result text = %q, want the panic value and no stack", text)
+		}
+	}
+	rec.checkOneTurnEnd(t, res)
+}
+
+// --- Lab 7.5 -----------------------------------------------------------------------------------
+
+func TestLab7_5_取消与上限_预取消(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	model := NewScriptedModel(ch07FinalAnswer())
+	rec := &ch07Recorder{}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	res := ch07Run(t, ctx, AgentLoopOptions{
+		Context: AgentContext{Messages: ch07Input()},
+		Model:   model,
+		Tools:   MustRegistry(),
+		OnEvent: rec.onEvent,
+	})
+
+	if got := model.Calls(); got != 0 {
+		t.Errorf("model requests = %d, want 0: a cancelled run starts no request", got)
+	}
+	if res.Reason != RunAborted || res.Steps != 0 {
+		t.Errorf("result = %s/%d steps, want aborted/0", res.Reason, res.Steps)
+	}
+	if diff := cmp.Diff(ch07Input(), res.Messages, ch07Cmp...); diff != "" {
+		t.Errorf("messages (-want +got): the input and nothing else:\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"turn_end:aborted/0"}, rec.kinds()); diff != "" {
+		t.Errorf("events (-want +got):\n%s", diff)
+	}
+	rec.checkOneTurnEnd(t, res)
+}
+
+func TestLab7_5_取消与上限_工具后取消(t *testing.T) {
+	// With the default limit and on the last allowed batch: either way the run reports the
+	// cancellation, not the step limit, and starts no new request.
+	for _, maxSteps := range []int{0, 1} {
+		t.Run(fmt.Sprintf("MaxSteps %d", maxSteps), func(t *testing.T) {
+			defer goleak.VerifyNone(t)
+			model := NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())
+			rec := &ch07Recorder{}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var executions atomic.Int32
+			executor := func(_ context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+				executions.Add(1)
+				cancel() // the user presses Ctrl-C while read runs; read still completes
+				return ch07ReadResult(), nil
+			}
+
+			res := ch07Run(t, ctx, AgentLoopOptions{
+				Context:         AgentContext{Messages: ch07Input()},
+				Model:           model,
+				Tools:           MustRegistry(),
+				ExecuteToolCall: executor,
+				MaxSteps:        maxSteps,
+				OnEvent:         rec.onEvent,
+			})
+
+			if got := executions.Load(); got != 1 {
+				t.Errorf("executions = %d, want 1", got)
+			}
+			if got := model.Calls(); got != 1 {
+				t.Errorf("model requests = %d, want 1: no request after the cancelled batch", got)
+			}
+			if res.Reason != RunAborted || res.Steps != 1 {
+				t.Errorf("result = %s/%d steps, want aborted/1", res.Reason, res.Steps)
+			}
+			want := []Message{ch07Input()[0], ch07FirstAnswer(), ch07ReadResult()}
+			if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+				t.Errorf("transcript (-want +got): the finished tool's result is kept:\n%s", diff)
+			}
+			rec.checkOneTurnEnd(t, res)
+		})
+	}
+}
+
+func TestLab7_5_取消与上限_MaxSteps(t *testing.T) {
+	t.Run("MaxSteps 1", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		model := NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())
+		exec := &ch07CountingExecutor{}
+		rec := &ch07Recorder{}
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context:         AgentContext{Messages: ch07Input()},
+			Model:           model,
+			Tools:           MustRegistry(),
+			ExecuteToolCall: exec.execute,
+			MaxSteps:        1,
+			OnEvent:         rec.onEvent,
+		})
+		if got := model.Calls(); got != 1 {
+			t.Errorf("model requests = %d, want 1", got)
+		}
+		if got := exec.count(); got != 1 {
+			t.Errorf("executions = %d, want 1: the first batch still runs", got)
+		}
+		if res.Reason != RunMaxSteps || res.Steps != 1 {
+			t.Errorf("result = %s/%d steps, want maxSteps/1", res.Reason, res.Steps)
+		}
+		if got, want := ch07Roles(res.Messages), "user → assistant → toolResult"; got != want {
+			t.Errorf("roles = %s, want %s", got, want)
+		}
+		ch07CheckPaired(t, res.Messages)
+		rec.checkOneTurnEnd(t, res)
+	})
+	t.Run("default is 32", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		script := make([]AssistantMessage, DefaultMaxSteps+1)
+		for i := range script {
+			script[i] = ch07FirstAnswer()
+		}
+		model := NewScriptedModel(script...)
+		exec := &ch07CountingExecutor{}
+		rec := &ch07Recorder{}
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context:         AgentContext{Messages: ch07Input()},
+			Model:           model,
+			Tools:           MustRegistry(),
+			ExecuteToolCall: exec.execute,
+			OnEvent:         rec.onEvent,
+		})
+		if got := model.Calls(); got != 32 {
+			t.Errorf("model requests = %d, want 32", got)
+		}
+		if res.Reason != RunMaxSteps || res.Steps != 32 {
+			t.Errorf("result = %s/%d steps, want maxSteps/32", res.Reason, res.Steps)
+		}
+		rec.checkOneTurnEnd(t, res)
+	})
+}
