@@ -83,13 +83,19 @@ type AssistantStream = EventStream[AssistantEvent, AssistantMessage]
 // NewAssistantStream returns a stream that ends at a DoneEvent or an ErrorEvent, whose message
 // becomes the result.
 func NewAssistantStream() *AssistantStream {
-	return NewEventStream(func(e AssistantEvent) (AssistantMessage, bool) {
-		switch e := e.(type) {
-		case DoneEvent:
-			return e.Message, true
-		case ErrorEvent:
-			return e.Message, true
-		}
-		return AssistantMessage{}, false
-	})
+	return NewEventStream(assistantTerminal)
+}
+
+// assistantTerminal reports whether e ends an assistant stream and, if it does, the complete
+// message it carries. Deltas only show progress; the message is the outcome.
+func assistantTerminal(e AssistantEvent) (AssistantMessage, bool) {
+	//lab:begin 3.4
+	switch e := e.(type) {
+	case DoneEvent:
+		return e.Message, true
+	case ErrorEvent:
+		return e.Message, true
+	}
+	return AssistantMessage{}, false
+	//lab:end
 }

@@ -143,6 +143,7 @@ func UserText(s string) UserMessage { return UserMessage{Content: []ContentBlock
 
 // ToolCalls returns the tool calls of an assistant message, in content order.
 func (m AssistantMessage) ToolCalls() []ToolCall {
+	//lab:begin 3.1
 	var calls []ToolCall
 	for _, block := range m.Content {
 		if call, ok := block.(ToolCall); ok {
@@ -150,18 +151,26 @@ func (m AssistantMessage) ToolCalls() []ToolCall {
 		}
 	}
 	return calls
+	//lab:end
 }
 
 // TextOf projects content blocks to their text: text blocks joined in order; thinking blocks and
 // tool calls are left out.
 func TextOf(content []ContentBlock) string {
-	var b strings.Builder
+	//lab:begin 3.1
+	var text strings.Builder
 	for _, block := range content {
-		if t, ok := block.(TextContent); ok {
-			b.WriteString(t.Text)
+		switch b := block.(type) {
+		case TextContent:
+			text.WriteString(b.Text)
+		case ThinkingContent:
+			// Reasoning is shown to people; it is not part of the answer.
+		case ToolCall:
+			// A request to run a tool, not words for the reader.
 		}
 	}
-	return b.String()
+	return text.String()
+	//lab:end
 }
 
 // CloneMessages returns a deep copy: changing the copy (its slices, content or details) never
@@ -179,6 +188,7 @@ func CloneMessages(messages []Message) []Message {
 
 // CloneMessage returns a deep copy of one message.
 func CloneMessage(m Message) Message {
+	//lab:begin 3.2
 	switch m := m.(type) {
 	case UserMessage:
 		m.Content = slices.Clone(m.Content)
@@ -195,12 +205,14 @@ func CloneMessage(m Message) Message {
 	default:
 		panic(fmt.Sprintf("tinypi: unknown message type %T", m))
 	}
+	//lab:end
 }
 
 // cloneDetails copies a JSON-like value: maps and slices are copied recursively, everything
 // else is immutable. Content blocks need only a shallow slice copy because every block type is
 // made of strings.
 func cloneDetails(d map[string]any) map[string]any {
+	//lab:begin 3.2
 	if d == nil {
 		return nil
 	}
@@ -209,9 +221,13 @@ func cloneDetails(d map[string]any) map[string]any {
 		out[k] = cloneJSONValue(v)
 	}
 	return out
+	//lab:end
 }
 
+// cloneJSONValue copies one value of a decoded JSON document: objects and arrays are copied
+// all the way down; strings, numbers, booleans and nil cannot be changed in place.
 func cloneJSONValue(v any) any {
+	//lab:begin 3.2
 	switch v := v.(type) {
 	case map[string]any:
 		return cloneDetails(v)
@@ -224,6 +240,7 @@ func cloneJSONValue(v any) any {
 	default:
 		return v
 	}
+	//lab:end
 }
 
 // --- JSON -------------------------------------------------------------------------------------
@@ -252,7 +269,9 @@ type messageJSON struct {
 	Timestamp    int64          `json:"timestamp"`
 }
 
+// encodeBlocks turns content blocks into their wire form, tagged by "type".
 func encodeBlocks(content []ContentBlock) []blockJSON {
+	//lab:begin 3.3
 	out := make([]blockJSON, 0, len(content))
 	for _, block := range content {
 		switch b := block.(type) {
@@ -265,9 +284,13 @@ func encodeBlocks(content []ContentBlock) []blockJSON {
 		}
 	}
 	return out
+	//lab:end
 }
 
+// decodeBlocks turns wire blocks back into content blocks. An unknown "type" is an error: a
+// block that cannot be represented must not silently vanish from the transcript.
 func decodeBlocks(in []blockJSON) ([]ContentBlock, error) {
+	//lab:begin 3.3
 	if in == nil {
 		return nil, nil
 	}
@@ -285,6 +308,7 @@ func decodeBlocks(in []blockJSON) ([]ContentBlock, error) {
 		}
 	}
 	return out, nil
+	//lab:end
 }
 
 // MarshalMessage encodes a message as JSON with a "role" discriminator.
@@ -307,7 +331,9 @@ func MarshalMessage(m Message) ([]byte, error) {
 }
 
 // UnmarshalMessage decodes what MarshalMessage encoded.
+// An unknown role or content block type is an error that names it.
 func UnmarshalMessage(data []byte) (Message, error) {
+	//lab:begin 3.3
 	var j messageJSON
 	if err := json.Unmarshal(data, &j); err != nil {
 		return nil, fmt.Errorf("tinypi: decode message: %w", err)
@@ -332,6 +358,7 @@ func UnmarshalMessage(data []byte) (Message, error) {
 	default:
 		return nil, fmt.Errorf("tinypi: decode message: unknown role %q", j.Role)
 	}
+	//lab:end
 }
 
 // MarshalMessages encodes a transcript as a JSON array.

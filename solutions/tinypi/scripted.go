@@ -10,20 +10,23 @@ import (
 // assistant message, streamed as events. It records every request it receives, so a test can
 // check what the model was asked; it is the test double of every chapter after this one.
 //
-// For each scripted message it emits start, one delta per text, thinking and tool call block
-// (a tool call also gets toolcall_end), and then done, or error when the scripted stop reason
-// is error or aborted. When ctx is cancelled before or during streaming the response ends with
-// an error event whose stop reason is aborted. When the script has run out the response is an
-// error event that says so.
+// For each scripted message it emits start, one delta per text, thinking and tool call block in
+// content order (a tool call also gets toolcall_end), and then done, or error when the scripted
+// stop reason is error or aborted. When ctx is cancelled before or during streaming the response
+// ends with an error event whose stop reason is aborted. When the script has run out the
+// response is an error event that names the request. A cancelled request still uses up its
+// scripted response, so the n-th request always meets the n-th message.
 //
 // A ScriptedModel is safe for concurrent use.
 type ScriptedModel struct {
 	mu        sync.Mutex
-	responses []AssistantMessage
-	requests  []Request
+	responses []AssistantMessage // never changed after NewScriptedModel
+	calls     int                // requests received so far
+	requests  []Request          // deep copies, in the order the requests arrived
 }
 
-// NewScriptedModel returns a model that replays responses in order.
+// NewScriptedModel returns a model that replays responses in order. It keeps its own copy of
+// them: changing the arguments afterwards does not change the script.
 func NewScriptedModel(responses ...AssistantMessage) *ScriptedModel {
 	return &ScriptedModel{responses: CloneAssistants(responses)}
 }
@@ -37,97 +40,159 @@ func CloneAssistants(in []AssistantMessage) []AssistantMessage {
 	return out
 }
 
-// Requests returns deep copies of the requests received so far, in order.
+// Requests returns deep copies of the requests received so far, in order. Changing what it
+// returns does not change what the model recorded.
 func (m *ScriptedModel) Requests() []Request {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	//lab:begin 4.2
 	out := make([]Request, len(m.requests))
 	for i, r := range m.requests {
 		out[i] = cloneRequest(r)
 	}
 	return out
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
 // Calls returns the number of requests received so far.
 func (m *ScriptedModel) Calls() int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return len(m.requests)
+	return m.calls
 }
 
+// cloneRequest returns a copy of r that shares nothing the caller could change later: messages
+// (with their content and details) and the tool list are copied. Strings are immutable in Go,
+// so copying a ToolDefinition by value is enough.
 func cloneRequest(r Request) Request {
+	//lab:begin 4.2
 	r.Messages = CloneMessages(r.Messages)
 	r.Tools = append([]ToolDefinition(nil), r.Tools...)
 	return r
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
 // Stream implements Model. It records req (a deep copy: later changes by the caller are not
 // seen) and streams the next scripted response. The events are produced before Stream returns,
 // so no goroutine outlives the call.
 func (m *ScriptedModel) Stream(ctx context.Context, req Request) *AssistantStream {
-	m.mu.Lock()
-	n := len(m.requests)
-	m.requests = append(m.requests, cloneRequest(req))
-	var next *AssistantMessage
-	if n < len(m.responses) {
-		msg := CloneMessage(m.responses[n]).(AssistantMessage)
-		next = &msg
-	}
-	total := len(m.responses)
-	m.mu.Unlock()
-
 	stream := NewAssistantStream()
-	defer stream.Close()
-	if next == nil {
-		stream.Push(ErrorEvent{Message: AssistantMessage{
-			StopReason:   StopReasonError,
-			ErrorMessage: fmt.Sprintf("scripted model: script exhausted: request %d, but only %d responses scripted", n+1, total),
-		}})
+	defer stream.Close() // no reader may hang, whatever happens below
+	msg, number, ok := m.take(req)
+	if !ok {
+		stream.Push(ErrorEvent{Message: m.exhausted(number)})
 		return stream
 	}
-	streamScripted(ctx, stream, *next)
+	streamScripted(ctx, stream, msg)
 	return stream
+}
+
+// take counts and records req and returns its number (1-based) and a copy of its scripted
+// response; ok is false when the script has run out. Counting, recording and choosing happen
+// under one lock, so with concurrent callers the i-th recorded request is the one that got the
+// i-th response.
+func (m *ScriptedModel) take(req Request) (msg AssistantMessage, number int, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.calls++
+	number = m.calls
+	//lab:begin 4.2
+	m.requests = append(m.requests, cloneRequest(req))
+	//lab:stub
+	//	// 在这里记录 req 的深拷贝，供 Requests 返回。
+	//lab:end
+	if number > len(m.responses) {
+		return AssistantMessage{}, number, false
+	}
+	return CloneMessage(m.responses[number-1]).(AssistantMessage), number, true
+}
+
+// exhausted is the failed response to request number when the script has no message for it.
+// It names the request, because "which call was one too many" is what the test author needs.
+func (m *ScriptedModel) exhausted(number int) AssistantMessage {
+	//lab:begin 4.3
+	return AssistantMessage{
+		StopReason: StopReasonError,
+		ErrorMessage: fmt.Sprintf("scripted model: no response scripted for request %d (the script has %d)",
+			number, len(m.responses)),
+	}
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
 // streamScripted pushes the events of msg, checking ctx before each one.
 func streamScripted(ctx context.Context, stream *AssistantStream, msg AssistantMessage) {
-	aborted := func() bool {
-		if ctx.Err() == nil {
-			return false
-		}
-		stream.Push(ErrorEvent{Message: AssistantMessage{
-			StopReason:   StopReasonAborted,
-			ErrorMessage: fmt.Sprintf("request cancelled: %v", context.Cause(ctx)),
-			ID:           msg.ID,
-			Model:        msg.Model,
-		}})
-		return true
-	}
-	if aborted() {
-		return
-	}
-	stream.Push(StartEvent{})
-	for i, block := range msg.Content {
-		if aborted() {
+	for _, event := range scriptedEvents(msg) {
+		if abortIfCancelled(ctx, stream, msg) {
 			return
 		}
-		switch b := block.(type) {
-		case TextContent:
-			stream.Push(TextDeltaEvent{ContentIndex: i, Delta: b.Text})
-		case ThinkingContent:
-			stream.Push(ThinkingDeltaEvent{ContentIndex: i, Delta: b.Thinking})
-		case ToolCall:
-			stream.Push(ToolCallDeltaEvent{ContentIndex: i, Delta: b.Arguments})
-			stream.Push(ToolCallEndEvent{ContentIndex: i, ToolCall: b})
-		}
+		stream.Push(event)
 	}
-	if aborted() {
+	if abortIfCancelled(ctx, stream, msg) {
 		return
 	}
+	stream.Push(terminalEvent(msg))
+}
+
+// scriptedEvents returns the events that stream msg before its terminal event: start, then one
+// delta per content block in content order, each carrying the block's index. A tool call's
+// arguments arrive as one toolcall_delta, followed by toolcall_end with the complete call.
+func scriptedEvents(msg AssistantMessage) []AssistantEvent {
+	//lab:begin 4.1
+	events := []AssistantEvent{StartEvent{}}
+	for i, block := range msg.Content {
+		switch b := block.(type) {
+		case TextContent:
+			events = append(events, TextDeltaEvent{ContentIndex: i, Delta: b.Text})
+		case ThinkingContent:
+			events = append(events, ThinkingDeltaEvent{ContentIndex: i, Delta: b.Thinking})
+		case ToolCall:
+			events = append(events, ToolCallDeltaEvent{ContentIndex: i, Delta: b.Arguments})
+			events = append(events, ToolCallEndEvent{ContentIndex: i, ToolCall: b})
+		}
+	}
+	return events
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// terminalEvent is the event that ends the stream of msg: error when the script says the
+// response failed (stop reason error or aborted), done for every other stop reason. Both carry
+// msg unchanged, so the stream's result is exactly the scripted message.
+func terminalEvent(msg AssistantMessage) AssistantEvent {
 	switch msg.StopReason {
 	case StopReasonError, StopReasonAborted:
-		stream.Push(ErrorEvent{Message: msg})
-	default:
-		stream.Push(DoneEvent{Message: msg})
+		//lab:begin 4.3
+		return ErrorEvent{Message: msg}
+		//lab:stub
+		//	panic(LAB_PENDING)
+		//lab:end
 	}
+	return DoneEvent{Message: msg}
+}
+
+// abortIfCancelled ends the stream with an aborted error event when ctx is done, and reports
+// whether it did. The event's message has no content: a reader already has the deltas that
+// were pushed before the cancellation.
+func abortIfCancelled(ctx context.Context, stream *AssistantStream, msg AssistantMessage) bool {
+	if ctx.Err() == nil {
+		return false
+	}
+	//lab:begin 4.4
+	stream.Push(ErrorEvent{Message: AssistantMessage{
+		StopReason:   StopReasonAborted,
+		ErrorMessage: fmt.Sprintf("scripted model: request cancelled: %v", context.Cause(ctx)),
+		ID:           msg.ID,
+		Model:        msg.Model,
+	}})
+	return true
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }

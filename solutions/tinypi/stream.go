@@ -23,11 +23,11 @@ type EventStream[E, R any] struct {
 	terminal func(E) (R, bool)
 
 	mu      sync.Mutex
-	changed *sync.Cond
-	events  []E
-	ended   bool
-	final   bool // a terminal event arrived
-	result  R
+	changed *sync.Cond // signalled when an event arrives or the stream ends
+	events  []E        // every event pushed before the end, in push order
+	ended   bool       // no more events will arrive
+	final   bool       // a terminal event arrived (and ended the stream)
+	result  R          // the terminal event's result, when final
 }
 
 // NewEventStream returns an open stream. terminal reports whether an event ends the stream and,
@@ -42,50 +42,43 @@ func NewEventStream[E, R any](terminal func(E) (R, bool)) *EventStream[E, R] {
 func (s *EventStream[E, R]) Push(event E) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ended {
+	if !s.appendLocked(event) {
 		return
 	}
-	s.events = append(s.events, event)
-	if result, ok := s.terminal(event); ok {
-		s.result, s.final, s.ended = result, true, true
-	}
-	s.changed.Broadcast()
+	s.settleLocked(event)
+	s.wakeLocked()
 }
 
 // Close ends the stream without a terminal event, if it has not ended yet: readers stop waiting
 // and Result reports ErrIncompleteStream. Producers call it on every exit path (defer) so that
-// no reader can hang.
+// no reader can hang; after a terminal event it changes nothing.
 func (s *EventStream[E, R]) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ended = true
-	s.changed.Broadcast()
+	s.wakeLocked()
 }
 
-// All returns the events in push order, waiting for new ones until the stream ends.
+// All returns the events in push order, waiting for new ones until the stream ends. Each call
+// of the returned sequence reads from the first event, so any number of readers, early or
+// late, each see every event. A reader that stops early (break) leaves the stream unchanged.
 func (s *EventStream[E, R]) All() iter.Seq[E] {
 	return func(yield func(E) bool) {
+		//lab:begin 2.1
 		for i := 0; ; i++ {
-			s.mu.Lock()
-			for i >= len(s.events) && !s.ended {
-				s.changed.Wait()
-			}
-			if i >= len(s.events) {
-				s.mu.Unlock()
-				return
-			}
-			event := s.events[i]
-			s.mu.Unlock()
-			if !yield(event) {
+			event, ok := s.next(i)
+			if !ok || !yield(event) {
 				return
 			}
 		}
+		//lab:end
 	}
 }
 
 // Result waits for the stream to end and returns the result of its terminal event, or
 // ErrIncompleteStream when it was closed without one.
 func (s *EventStream[E, R]) Result() (R, error) {
+	//lab:begin 2.3
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for !s.ended {
@@ -96,4 +89,65 @@ func (s *EventStream[E, R]) Result() (R, error) {
 		return zero, ErrIncompleteStream
 	}
 	return s.result, nil
+	//lab:end
+}
+
+// appendLocked stores event unless the stream has ended, and reports whether it did. s.mu is
+// held.
+func (s *EventStream[E, R]) appendLocked(event E) bool {
+	//lab:begin 2.1
+	if s.ended {
+		return false
+	}
+	s.events = append(s.events, event)
+	return true
+	//lab:end
+}
+
+// next returns event i, waiting while it has not arrived and the stream is still open. ok is
+// false when the stream ended before event i.
+func (s *EventStream[E, R]) next(i int) (event E, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i >= len(s.events) && !s.ended {
+		s.waitLocked(i)
+	}
+	//lab:begin 2.1
+	if i < len(s.events) {
+		return s.events[i], true
+	}
+	return event, false
+	//lab:end
+}
+
+// waitLocked blocks until event i has arrived or the stream has ended. s.mu is held; waiting
+// releases it so that the producer can push.
+func (s *EventStream[E, R]) waitLocked(i int) {
+	//lab:begin 2.2
+	// A wake-up only says "something changed": check again before leaving.
+	for i >= len(s.events) && !s.ended {
+		s.changed.Wait()
+	}
+	//lab:end
+}
+
+// wakeLocked tells every waiting reader that an event arrived or the stream ended. s.mu is
+// held.
+func (s *EventStream[E, R]) wakeLocked() {
+	//lab:begin 2.2
+	s.changed.Broadcast()
+	//lab:stub
+	//	// Lab 2.2: nobody waits yet, so there is nobody to wake.
+	//lab:end
+}
+
+// settleLocked ends the stream if event is terminal, keeping the event's result. s.mu is held.
+func (s *EventStream[E, R]) settleLocked(event E) {
+	//lab:begin 2.3
+	if result, ok := s.terminal(event); ok {
+		s.result, s.final, s.ended = result, true, true
+	}
+	//lab:stub
+	//	// Lab 2.3: terminal events do not end the stream yet.
+	//lab:end
 }

@@ -5,10 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 )
 
 // ToolFunc runs a tool. args is the call's argument JSON, already validated against the tool's
@@ -27,11 +31,17 @@ type ToolExecContext struct {
 	ReportProgress func(content []ContentBlock)
 }
 
-// Progress reports partial output if a reporter is set.
+// Progress publishes partial output while the tool runs. It does nothing when no reporter is
+// set, so a tool may always call it. The reporter gets its own copy of the blocks: a tool may
+// reuse its buffer for the next report, and the reporter may keep what it was given.
 func (e ToolExecContext) Progress(content ...ContentBlock) {
+	//lab:begin 6.4
 	if e.ReportProgress != nil {
-		e.ReportProgress(content)
+		e.ReportProgress(slices.Clone(content))
 	}
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
 // Tool is a definition and the function that runs it.
@@ -40,20 +50,24 @@ type Tool struct {
 	Execute ToolFunc
 }
 
-// Registry holds the tools a run may call, in registration order.
+// Registry holds the tools a run may call, in registration order. It is read-only after
+// NewRegistry, so it is safe for concurrent use.
 type Registry struct {
 	tools   []Tool
-	schemas []*jsonschema.Schema
-	index   map[string]int
+	schemas []*jsonschema.Schema // schemas[i] checks the arguments of tools[i]
+	index   map[string]int       // name → position in tools
 }
 
-// NewRegistry compiles every tool's schema. It fails on a duplicate or empty name, a missing
-// function or a schema that does not compile.
+// NewRegistry checks every tool and compiles its schema, so that a broken definition fails
+// here, once, and not in the middle of a run. It fails on an empty or duplicate name, a missing
+// Execute function or a schema that is not JSON or does not compile. An empty Parameters means
+// "an object with any properties".
 func NewRegistry(tools ...Tool) (*Registry, error) {
+	//lab:begin 6.1
 	r := &Registry{index: make(map[string]int, len(tools))}
-	for _, t := range tools {
+	for i, t := range tools {
 		if t.Name == "" {
-			return nil, errors.New("tinypi: tool with empty name")
+			return nil, fmt.Errorf("tinypi: tool #%d has an empty name", i+1)
 		}
 		if _, dup := r.index[t.Name]; dup {
 			return nil, fmt.Errorf("tinypi: tool %q registered twice", t.Name)
@@ -70,6 +84,9 @@ func NewRegistry(tools ...Tool) (*Registry, error) {
 		r.schemas = append(r.schemas, schema)
 	}
 	return r, nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
 // MustRegistry is NewRegistry for tools known to be valid; it panics on an error.
@@ -81,7 +98,10 @@ func MustRegistry(tools ...Tool) *Registry {
 	return r
 }
 
+// compileSchema compiles one tool's parameter schema. Each tool gets its own compiler and its
+// own resource name, so one tool's schema can never refer to another's.
 func compileSchema(name, text string) (*jsonschema.Schema, error) {
+	//lab:begin 6.1
 	if strings.TrimSpace(text) == "" {
 		text = `{"type":"object"}`
 	}
@@ -92,26 +112,34 @@ func compileSchema(name, text string) (*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	url := "tool:///" + name + ".json"
 	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("tinypi: tool %q: %w", name, err)
+		return nil, fmt.Errorf("tinypi: tool %q: schema: %w", name, err)
 	}
 	schema, err := c.Compile(url)
 	if err != nil {
 		return nil, fmt.Errorf("tinypi: tool %q: schema does not compile: %w", name, err)
 	}
 	return schema, nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
-// Definitions returns the definitions of all tools, in registration order. A nil registry has
-// none.
+// Definitions returns the definitions of all tools, in registration order: the order the model
+// is shown them is the order the program registered them. The slice is the caller's to change.
+// A nil registry has none.
 func (r *Registry) Definitions() []ToolDefinition {
 	if r == nil {
 		return nil
 	}
+	//lab:begin 6.1
 	defs := make([]ToolDefinition, len(r.tools))
 	for i, t := range r.tools {
 		defs[i] = t.ToolDefinition
 	}
 	return defs
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
 // Lookup returns the tool with the given name.
@@ -126,33 +154,103 @@ func (r *Registry) Lookup(name string) (Tool, bool) {
 	return r.tools[i], true
 }
 
-// validate checks a call's raw arguments against the tool's schema.
-func (r *Registry) validate(name, args string) error {
-	if strings.TrimSpace(args) == "" {
-		args = "{}"
+// ValidateArguments checks a call's raw argument JSON against the schema of the named tool.
+// Empty (or all blank) arguments mean an empty object, because some providers send nothing for
+// a call without parameters. Anything else must parse as it is: text that is not JSON is an
+// error, also when it looks like an object that was merely cut off. Arguments are never
+// repaired, since a guess about what the model meant would run a tool with input nobody wrote.
+func (r *Registry) ValidateArguments(name, arguments string) error {
+	if r == nil {
+		return fmt.Errorf("tool %s not found", name)
 	}
-	value, err := jsonschema.UnmarshalJSON(strings.NewReader(args))
+	//lab:begin 6.2
+	i, ok := r.index[name]
+	if !ok {
+		return fmt.Errorf("tool %s not found", name)
+	}
+	if strings.TrimSpace(arguments) == "" {
+		arguments = "{}"
+	}
+	value, err := jsonschema.UnmarshalJSON(strings.NewReader(arguments))
 	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return errors.New("arguments are not valid JSON: the text ends in the middle of a value")
+		}
 		return fmt.Errorf("arguments are not valid JSON: %w", err)
 	}
-	if err := r.schemas[r.index[name]].Validate(value); err != nil {
-		return err
+	if err := r.schemas[i].Validate(value); err != nil {
+		return errors.New(describeSchemaError(err))
 	}
 	return nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// describeSchemaError turns a schema validation error into one line: each failing value with
+// its JSON Pointer ("/" is the arguments object itself) and what is wrong with it, joined by
+// "; ". The library's own text spans several lines and names the schema's internal URL, which
+// says nothing to the model that has to fix its call.
+func describeSchemaError(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return oneLine(err.Error())
+	}
+	printer := message.NewPrinter(language.English)
+	var problems []string
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			problems = append(problems, fmt.Sprintf("at %s: %s", jsonPointer(e.InstanceLocation),
+				oneLine(e.ErrorKind.LocalizedString(printer))))
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	return strings.Join(problems, "; ")
+}
+
+// jsonPointer writes a value's location as a JSON Pointer, with "/" for the root.
+func jsonPointer(tokens []string) string {
+	if len(tokens) == 0 {
+		return "/"
+	}
+	escape := strings.NewReplacer("~", "~0", "/", "~1")
+	var b strings.Builder
+	for _, tok := range tokens {
+		b.WriteByte('/')
+		b.WriteString(escape.Replace(tok))
+	}
+	return b.String()
 }
 
 // ExecuteToolCall runs one call and always returns its result: it is a closed contract. An
 // unknown tool, arguments that fail the schema, a tool that returns an error and a tool that
-// panics each become a result with IsError set and a one-line message (never a stack trace).
-// The result always carries the call's ID and name.
+// panics each become a result with IsError set and a one-line message (never a stack trace),
+// so the model can read what went wrong and the run goes on. The result always carries the
+// call's ID and name.
 func ExecuteToolCall(ctx context.Context, call ToolCall, registry *Registry, exec ToolExecContext) ToolResultMessage {
 	tool, ok := registry.Lookup(call.Name)
 	if !ok {
+		//lab:begin 6.3
 		return ErrorToolResult(call, fmt.Sprintf("Tool %s not found", call.Name))
+		//lab:stub
+		//	panic(LAB_PENDING)
+		//lab:end
 	}
-	if err := registry.validate(call.Name, call.Arguments); err != nil {
-		return ErrorToolResult(call, fmt.Sprintf("Validation failed for tool %q: %s", call.Name, oneLine(err.Error())))
+	if err := registry.ValidateArguments(call.Name, call.Arguments); err != nil {
+		return ErrorToolResult(call, fmt.Sprintf("Validation failed for tool %q: %v", call.Name, err))
 	}
+	return runCall(ctx, call, tool, exec)
+}
+
+// runCall runs a call whose arguments passed the schema and turns what the tool did into the
+// call's result: its content and details, or an error result with the error's message.
+func runCall(ctx context.Context, call ToolCall, tool Tool, exec ToolExecContext) ToolResultMessage {
+	//lab:begin 6.3
 	args := json.RawMessage(call.Arguments)
 	if strings.TrimSpace(call.Arguments) == "" {
 		args = json.RawMessage("{}")
@@ -168,16 +266,24 @@ func ExecuteToolCall(ctx context.Context, call ToolCall, registry *Registry, exe
 		Details:    out.Details,
 		Timestamp:  time.Now().UnixMilli(),
 	}
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
-// runTool calls the tool's function, turning a panic into an error.
+// runTool calls the tool's function, turning a panic into an error that carries the panic
+// value but not the stack: the message goes to the model, which cannot use a Go stack trace.
 func runTool(ctx context.Context, tool Tool, args json.RawMessage, exec ToolExecContext) (out ToolOutput, err error) {
+	//lab:begin 6.3
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("tool %s panicked: %v", tool.Name, p)
+			out, err = ToolOutput{}, fmt.Errorf("tool %s panicked: %v", tool.Name, p)
 		}
 	}()
 	return tool.Execute(ctx, args, exec)
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
 }
 
 // ErrorToolResult returns an error result for call with text as its only content.
@@ -191,6 +297,7 @@ func ErrorToolResult(call ToolCall, text string) ToolResultMessage {
 	}
 }
 
+// oneLine folds all runs of white space, newlines included, into single spaces.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }

@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/learn-tinypi/course/internal/history"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// checkpointCommand is `course checkpoint NN [--checkout parent|target DIR]`.
+func (a *app) checkpointCommand() *cobra.Command {
+	var checkout string
+	c := &cobra.Command{
+		Use:     "checkpoint NN [--checkout parent|target DIR]",
+		Short:   a.p.text("checkpoint.short"),
+		Long:    a.p.text("checkpoint.long"),
+		Example: a.p.text("checkpoint.example"),
+		Args:    a.argsRange(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			var dir string
+			if len(args) == 2 {
+				dir = args[1]
+			}
+			switch {
+			case checkout == "" && dir != "":
+				return a.usagef("err.dir.noflag", dir)
+			case checkout != "" && checkout != "parent" && checkout != "target":
+				return a.usagef("err.checkout.kind", checkout)
+			case checkout != "" && dir == "":
+				return a.usagef("err.checkout.dir", checkout, args[0], checkout)
+			}
+			if dir != "" {
+				if err := a.requireEmptyDir(dir); err != nil {
+					return err
+				}
+			}
+			b, ch, err := a.chapter(args[0])
+			if err != nil {
+				return err
+			}
+			h, err := history.Build(b)
+			if err != nil {
+				return fmt.Errorf("building the course history: %w", err)
+			}
+			if checkout != "" {
+				return a.checkout(b, h, ch, checkout, dir)
+			}
+			return a.printCheckpoint(b, h, ch)
+		},
+	}
+	c.Flags().StringVar(&checkout, "checkout", "", a.p.text("checkpoint.flag.checkout"))
+	return c
+}
+
+// printCheckpoint prints what a learner needs to locate chapter ch.
+func (a *app) printCheckpoint(b *tree.Builder, h *history.History, ch *manifest.Chapter) error {
+	p := a.p
+	var out strings.Builder
+	fmt.Fprintln(&out, style{a.color}.bold(p.text("checkpoint.title", ch.Number, a.chapterTitle(ch))))
+	fmt.Fprintln(&out, p.text("checkpoint.mode", a.modeName(ch)))
+	parent := h.Parent(ch)
+	if parent == "" {
+		parent = p.text("checkpoint.parent.none")
+	}
+	fmt.Fprintln(&out, p.text("checkpoint.parent", parent))
+	fmt.Fprintln(&out, p.text("checkpoint.target", h.Target(ch)))
+	fmt.Fprintln(&out, p.text("checkpoint.files", strings.Join(ch.TeachingFiles(), ", ")))
+	fmt.Fprintln(&out, p.text("checkpoint.testfile", ch.TestFile, focusedTests(ch)))
+	fmt.Fprintln(&out, p.text("checkpoint.labs"))
+	rows := make([][]string, 0, len(ch.Labs))
+	for _, l := range ch.Labs {
+		rows = append(rows, []string{"  " + l.ID, a.labTitle(l), labCommand(l)})
+	}
+	if err := writeTable(&out, rows); err != nil {
+		return err
+	}
+	fmt.Fprintln(&out, p.text("checkpoint.practice", "course practice "+ch.Number+" ./mydir"))
+	_, err := fmt.Fprint(a.stdout, out.String())
+	return err
+}
+
+// checkout writes the parent or target tree of ch into dir.
+func (a *app) checkout(b *tree.Builder, h *history.History, ch *manifest.Chapter, kind, dir string) error {
+	var t tree.Tree
+	var err error
+	commit := h.Target(ch)
+	if kind == "parent" {
+		t, err = b.Parent(ch)
+		commit = h.Parent(ch)
+		if commit == "" {
+			commit = "-"
+		}
+	} else {
+		t, err = b.Target(ch)
+	}
+	if err != nil {
+		return fmt.Errorf("building the %s tree of chapter %s: %w", kind, ch.Number, err)
+	}
+	if err := t.Write(dir); err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written", kind, commit, dir, len(t)))
+	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written.next", shellQuote(dir)))
+	return nil
+}
+
+// requireEmptyDir refuses a directory that exists and is not empty, before anything is computed
+// or written. The packages that write trees check again; this check is for a clear message.
+func (a *app) requireEmptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		if info, statErr := os.Stat(dir); statErr == nil && !info.IsDir() {
+			return a.usagef("err.nonempty", dir)
+		}
+		return err
+	case len(entries) > 0:
+		return a.usagef("err.nonempty", dir)
+	}
+	return nil
+}
+
+// labCommand is the exact command that runs lab l's focused tests.
+func labCommand(l *manifest.Lab) string {
+	return "go test -run " + shellQuote(l.Pattern) + " ."
+}
+
+// cardPath is where lab l's card is inside a practice directory, in the output language.
+func (a *app) cardPath(l *manifest.Lab) string {
+	name := l.ID + ".md"
+	if a.p.lang == langEN {
+		name = l.ID + ".en.md"
+	}
+	return path.Join("labs", name)
+}

@@ -1,0 +1,342 @@
+// Package cli implements the `course` command: the learner's and the course author's entry point
+// to the kit (list chapters, show a checkpoint, create a practice directory, run focused tests,
+// prove the course content with dev check).
+//
+// Every user-facing text lives in the message catalog (messages.go), in Chinese and English.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// Exit codes of the course command.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // tests or checks failed, or the command could not do its job
+	exitUsage   = 2 // bad input: unknown chapter or lab, wrong arguments, not in a practice directory
+	langFlagKey = "lang"
+)
+
+// Env is what the command reads from and writes to. Main fills it from the process; tests can
+// fill it themselves.
+type Env struct {
+	Stdout, Stderr io.Writer
+	// Getenv reads an environment variable (os.Getenv in Main).
+	Getenv func(string) string
+	// Content is the course content (course.Content() in Main).
+	Content fs.FS
+	// LookPath finds an executable (exec.LookPath in Main); it tells whether `go` is installed.
+	LookPath func(string) (string, error)
+}
+
+// Main runs the course command with the process's arguments, environment and the embedded
+// course content, and returns the exit code. An interrupt cancels the running go commands.
+func Main() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return Run(ctx, os.Args[1:], Env{
+		Stdout:   os.Stdout,
+		Stderr:   os.Stderr,
+		Getenv:   os.Getenv,
+		Content:  course.Content(),
+		LookPath: exec.LookPath,
+	})
+}
+
+// Run runs the course command with args (without the program name) and returns the exit code.
+func Run(ctx context.Context, args []string, env Env) int {
+	lang, langErr := detectLang(langFromArgs(args), env.Getenv)
+	a := &app{
+		p:       printer{lang: lang},
+		stdout:  env.Stdout,
+		stderr:  env.Stderr,
+		getenv:  env.Getenv,
+		content: env.Content,
+		look:    env.LookPath,
+		color:   isTerminal(env.Stdout) && env.Getenv("NO_COLOR") == "",
+	}
+	if langErr != nil {
+		fmt.Fprintln(a.stderr, a.p.text("err.lang", langFromArgs(args)))
+		return exitUsage
+	}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	return a.exitCode(root.ExecuteContext(ctx))
+}
+
+// errBadLang reports a --lang value other than zh or en.
+var errBadLang = errors.New("unsupported language")
+
+// app holds what every command needs. It lives for one Run.
+type app struct {
+	p              printer
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	content        fs.FS
+	look           func(string) (string, error)
+	color          bool
+	// running is set once cobra has parsed the arguments and a command starts running: errors
+	// before that point are usage errors, errors after it are failures unless marked otherwise.
+	running bool
+}
+
+// usageError is bad input; the command exits with code 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// silentFailure means the command already printed why it failed; it exits with code 1.
+var errSilentFailure = errors.New("failed (already reported)")
+
+// exitCode prints err the way its kind deserves and returns the exit code.
+func (a *app) exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var unknownCh *manifest.UnknownChapterError
+	var usage *usageError
+	switch {
+	case errors.Is(err, errSilentFailure):
+		return exitFailed
+	case errors.As(err, &unknownCh):
+		fmt.Fprintln(a.stderr, a.p.text("err.unknown.ch", unknownCh.Number))
+		for _, ch := range unknownCh.Chapters {
+			fmt.Fprintf(a.stderr, "  %s  %s\n", ch.Number, a.chapterTitle(ch))
+		}
+		return exitUsage
+	case errors.Is(err, practice.ErrNotPractice):
+		fmt.Fprintln(a.stderr, a.p.text("err.not.practice", a.notPracticeDir(err)))
+		return exitUsage
+	case errors.As(err, &usage):
+		fmt.Fprintln(a.stderr, a.p.text("err.prefix", usage.msg))
+		return exitUsage
+	case !a.running:
+		// cobra's own parse errors (unknown flag, bad flag value).
+		fmt.Fprintln(a.stderr, a.p.text("err.prefix", err))
+		fmt.Fprintln(a.stderr, a.p.text("err.usage.hint", "course"))
+		return exitUsage
+	default:
+		fmt.Fprintln(a.stderr, a.p.text("err.prefix", err))
+		return exitFailed
+	}
+}
+
+// notPracticeDir extracts the directory a notPracticeError names, or "." when it names none.
+func (a *app) notPracticeDir(err error) string {
+	var np *notPracticeError
+	if errors.As(err, &np) {
+		return np.dir
+	}
+	return "."
+}
+
+// notPracticeError says which directory is not inside a practice directory.
+type notPracticeError struct {
+	dir string
+	err error
+}
+
+func (e *notPracticeError) Error() string { return e.dir + ": " + e.err.Error() }
+func (e *notPracticeError) Unwrap() error { return e.err }
+
+// usagef returns a usage error with a catalog message.
+func (a *app) usagef(id string, args ...any) error {
+	return &usageError{msg: a.p.text(id, args...)}
+}
+
+// builder loads the course content.
+func (a *app) builder() (*tree.Builder, error) {
+	b, err := tree.NewBuilder(a.content)
+	if err != nil {
+		return nil, errors.New(a.p.text("err.content", err))
+	}
+	return b, nil
+}
+
+// chapter loads the course and finds chapter number in it.
+func (a *app) chapter(number string) (*tree.Builder, *manifest.Chapter, error) {
+	b, err := a.builder()
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := b.Course().Chapter(number)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, ch, nil
+}
+
+// requireGo fails with a plain message when the go command is not installed.
+func (a *app) requireGo(c *manifest.Course) error {
+	if a.look == nil {
+		return nil
+	}
+	if _, err := a.look("go"); err != nil {
+		version := "1.26"
+		if c != nil && c.GoVersion != "" {
+			version = c.GoVersion
+		}
+		return errors.New(a.p.text("err.no.go", version))
+	}
+	return nil
+}
+
+// chapterTitle is the chapter's title in the output language.
+func (a *app) chapterTitle(ch *manifest.Chapter) string {
+	if a.p.lang == langEN && ch.TitleEN != "" {
+		return ch.TitleEN
+	}
+	return ch.Title
+}
+
+// labTitle is the lab's title in the output language.
+func (a *app) labTitle(l *manifest.Lab) string {
+	if a.p.lang == langEN && l.TitleEN != "" {
+		return l.TitleEN
+	}
+	return l.Title
+}
+
+// modeName is the chapter's mode in the output language.
+func (a *app) modeName(ch *manifest.Chapter) string {
+	switch ch.Mode {
+	case "rebuild":
+		return a.p.text("mode.rebuild")
+	case "observe":
+		return a.p.text("mode.observe")
+	}
+	return ch.Mode
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting, so printed commands can be
+// pasted as they are.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:=@,", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// rootCommand builds the command tree with help texts in the output language.
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "course",
+		Short:         a.p.text("root.short"),
+		Long:          a.p.text("root.long"),
+		Example:       a.p.text("root.example"),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          a.noSubcommand,
+		RunE:          showHelp,
+		PersistentPreRun: func(*cobra.Command, []string) {
+			a.running = true
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.PersistentFlags().String(langFlagKey, "", a.p.text("flag.lang"))
+	root.PersistentFlags().BoolP("help", "h", false, a.p.text("flag.help"))
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetUsageTemplate(a.usageTemplate())
+	root.SetHelpCommand(&cobra.Command{
+		Use:   "help [command]",
+		Short: a.p.text("help.cmd.short"),
+		Run: func(c *cobra.Command, args []string) {
+			target, _, err := c.Root().Find(args)
+			if target == nil || err != nil {
+				target = c.Root()
+			}
+			target.SetOut(a.stdout)
+			_ = target.Help()
+		},
+	})
+	root.AddCommand(
+		a.listCommand(),
+		a.checkpointCommand(),
+		a.practiceCommand(),
+		a.testCommand(),
+		a.devCommand(),
+	)
+	return root
+}
+
+// noSubcommand is the Args of commands that only group subcommands: any argument is an unknown
+// subcommand.
+func (a *app) noSubcommand(c *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return a.usagef("err.unknown.cmd", args[0], c.CommandPath(), strings.Join(names, ", "))
+}
+
+// showHelp is the RunE of commands that only group subcommands: with no subcommand they show
+// their help. (noSubcommand has already refused any argument.)
+func showHelp(c *cobra.Command, _ []string) error {
+	return c.Help()
+}
+
+// argsRange checks the number of positional arguments and explains the usage when it is wrong.
+func (a *app) argsRange(min, max int) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if len(args) < min || len(args) > max {
+			return a.usagef("err.args", c.UseLine(), len(args))
+		}
+		return nil
+	}
+}
+
+// usageTemplate is cobra's usage template with its headings in the output language.
+func (a *app) usageTemplate() string {
+	p := a.p
+	return p.text("help.usage") + `{{if .Runnable}}
+  {{.UseLine}}{{end}}{{if .HasAvailableSubCommands}}
+  {{.CommandPath}} [command]{{end}}{{if gt (len .Aliases) 0}}
+
+` + p.text("help.aliases") + `
+  {{.NameAndAliases}}{{end}}{{if .HasExample}}
+
+` + p.text("help.examples") + `
+{{.Example}}{{end}}{{if .HasAvailableSubCommands}}
+
+` + p.text("help.commands") + `{{range .Commands}}{{if (or .IsAvailableCommand (eq .Name "help"))}}
+  {{rpad .Name .NamePadding }} {{.Short}}{{end}}{{end}}{{end}}{{if .HasAvailableLocalFlags}}
+
+` + p.text("help.flags") + `
+{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
+
+` + p.text("help.global") + `
+{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableSubCommands}}
+
+` + p.text("help.more", "{{.CommandPath}}") + `{{end}}
+`
+}

@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/learn-tinypi/course/internal/devcheck"
+)
+
+// devCommand is `course dev`, the group of author tools.
+func (a *app) devCommand() *cobra.Command {
+	dev := &cobra.Command{
+		Use:     "dev",
+		Short:   a.p.text("dev.short"),
+		Long:    a.p.text("dev.long"),
+		Example: a.p.text("dev.example"),
+		Args:    a.noSubcommand,
+		RunE:    showHelp,
+	}
+	dev.AddCommand(a.devCheckCommand())
+	return dev
+}
+
+// devCheckCommand is `course dev check [NN...]`.
+func (a *app) devCheckCommand() *cobra.Command {
+	var parallel int
+	c := &cobra.Command{
+		Use:     "check [NN...]",
+		Short:   a.p.text("devcheck.short"),
+		Long:    a.p.text("devcheck.long"),
+		Example: a.p.text("devcheck.example"),
+		RunE: func(c *cobra.Command, args []string) error {
+			b, err := a.builder()
+			if err != nil {
+				return err
+			}
+			// Check the chapter numbers first: a typo is a usage error, not a failed check.
+			numbers := make([]string, 0, len(args))
+			for _, arg := range args {
+				_, ch, err := a.chapter(arg)
+				if err != nil {
+					return err
+				}
+				numbers = append(numbers, ch.Number)
+			}
+			if err := a.requireGo(b.Course()); err != nil {
+				return err
+			}
+			result, err := devcheck.Run(c.Context(), b, devcheck.Options{
+				Chapters: numbers,
+				Parallel: parallel,
+				Out:      a.stdout,
+			})
+			if err != nil {
+				return err
+			}
+			failed := 0
+			for _, ch := range result.Chapters {
+				for _, check := range ch.Checks {
+					if !check.OK {
+						failed++
+					}
+				}
+			}
+			st := style{a.color}
+			if result.OK() && failed == 0 {
+				fmt.Fprintln(a.stdout, st.ok(a.p.text("devcheck.ok")))
+				return nil
+			}
+			fmt.Fprintln(a.stdout, st.bad(a.p.text("devcheck.failed", failed)))
+			return errSilentFailure
+		},
+	}
+	c.Flags().IntVar(&parallel, "parallel", 0, a.p.text("devcheck.flag.parallel"))
+	return c
+}

@@ -1,0 +1,662 @@
+// Package devcheck proves, for course authors, every rule of docs/authoring.md ("What `course dev
+// check` proves, per chapter"): the target passes vet and its tests with -race, offline; every
+// focused test belongs to exactly one lab; the starter builds and lab 1 fails first with its own
+// message; labs fail and pass in progressive order; every mutant is caught; every lab has its
+// cards and the chapter its text. Observe-mode chapters have no stubs and skip the starter,
+// progressive and mutant checks.
+package devcheck
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// DefaultParallel is how many go commands run at once when Options.Parallel is 0.
+const DefaultParallel = 2
+
+// testTimeout bounds each go test run, so that a stub that blocks instead of panicking fails its
+// check instead of hanging the whole dev check.
+const testTimeout = 2 * time.Minute
+
+// Options selects the chapters to check and how.
+type Options struct {
+	Chapters []string  // chapter numbers ("7" or "07"); empty means all
+	Parallel int       // go commands run at once; 0 means DefaultParallel
+	Out      io.Writer // one line per check as it finishes, then a summary; nil discards
+}
+
+// Result is the outcome of a check run.
+type Result struct {
+	Chapters []ChapterResult
+}
+
+// ChapterResult is the outcome of one chapter's checks, in a fixed order.
+type ChapterResult struct {
+	Number string
+	Checks []Check
+}
+
+// Check is one rule proved (or disproved) for one chapter.
+type Check struct {
+	Name   string
+	OK     bool
+	Detail string // why it failed; empty when OK
+}
+
+// OK reports whether every check passed.
+func (r *Result) OK() bool { return r.Failed() == 0 }
+
+// Total returns how many checks ran.
+func (r *Result) Total() int {
+	n := 0
+	for _, ch := range r.Chapters {
+		n += len(ch.Checks)
+	}
+	return n
+}
+
+// Failed returns how many checks failed.
+func (r *Result) Failed() int {
+	n := 0
+	for _, ch := range r.Chapters {
+		for _, c := range ch.Checks {
+			if !c.OK {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// task is one check to run. Tasks that run go wait for a slot of the pool.
+type task struct {
+	chapter, slot int
+	name          string
+	usesGo        bool
+	run           func(ctx context.Context, dir string) (Check, error)
+}
+
+// Run checks the chapters of b's course (all, or opts.Chapters) and returns every check's
+// outcome. The error is non-nil only when checking could not go on: an unknown chapter, no go
+// command, no temporary directory, or ctx ended.
+func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
+	chapters, err := selectChapters(b.Course(), opts.Chapters)
+	if err != nil {
+		return nil, err
+	}
+	parallel := opts.Parallel
+	if parallel <= 0 {
+		parallel = DefaultParallel
+	}
+	out := opts.Out
+	if out == nil {
+		out = io.Discard
+	}
+	tmp, err := os.MkdirTemp("", "course-devcheck-")
+	if err != nil {
+		return nil, fmt.Errorf("dev check: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	result := &Result{}
+	var tasks []task
+	for i, ch := range chapters {
+		result.Chapters = append(result.Chapters, ChapterResult{Number: ch.Number})
+		for _, t := range plan(b, ch) {
+			t.chapter, t.slot = i, len(result.Chapters[i].Checks)
+			result.Chapters[i].Checks = append(result.Chapters[i].Checks, Check{Name: t.name})
+			tasks = append(tasks, t)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex // guards result, out and firstErr
+		firstErr error
+		slots    = make(chan struct{}, parallel)
+	)
+	for n, t := range tasks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if t.usesGo {
+				select {
+				case slots <- struct{}{}:
+					defer func() { <-slots }()
+				case <-ctx.Done():
+					return
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			dir := filepath.Join(tmp, fmt.Sprintf("%03d", n))
+			check, err := t.run(ctx, dir)
+			os.RemoveAll(dir)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = err
+					cancel()
+				}
+				return
+			}
+			check.Name = t.name
+			result.Chapters[t.chapter].Checks[t.slot] = check
+			printCheck(out, chapters[t.chapter].Number, check)
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "%d checks, %d failed\n", result.Total(), result.Failed())
+	return result, nil
+}
+
+// selectChapters returns the chapters named by numbers, or all of them.
+func selectChapters(c *manifest.Course, numbers []string) ([]*manifest.Chapter, error) {
+	if len(numbers) == 0 {
+		return c.Chapters, nil
+	}
+	var chapters []*manifest.Chapter
+	for _, n := range numbers {
+		ch, err := c.Chapter(n)
+		if err != nil {
+			return nil, err
+		}
+		chapters = append(chapters, ch)
+	}
+	return chapters, nil
+}
+
+// printCheck writes one check's line, and its detail indented under it when it failed.
+func printCheck(w io.Writer, chapter string, c Check) {
+	mark := "✓"
+	if !c.OK {
+		mark = "✗"
+	}
+	fmt.Fprintf(w, "%s %s %s\n", chapter, mark, c.Name)
+	if !c.OK && c.Detail != "" {
+		for _, line := range strings.Split(strings.TrimRight(c.Detail, "\n"), "\n") {
+			fmt.Fprintf(w, "      %s\n", line)
+		}
+	}
+}
+
+// plan lists ch's checks in the order docs/authoring.md numbers them.
+func plan(b *tree.Builder, ch *manifest.Chapter) []task {
+	tasks := []task{{
+		name:   "target: go vet and go test -race ./... pass offline",
+		usesGo: true,
+		run: func(ctx context.Context, dir string) (Check, error) {
+			return checkTarget(ctx, b, ch, dir)
+		},
+	}, {
+		name: "tests: every focused test matches exactly one lab pattern",
+		run: func(context.Context, string) (Check, error) {
+			return checkTestsMatchOnePattern(b, ch), nil
+		},
+	}}
+	for _, lab := range ch.Labs {
+		tasks = append(tasks, task{
+			name: fmt.Sprintf("tests: lab %s pattern %s selects its %d test(s) and nothing else", lab.ID, lab.Pattern, lab.Tests),
+			run: func(context.Context, string) (Check, error) {
+				return checkPattern(b, ch, lab), nil
+			},
+		})
+	}
+	if ch.Rebuild() && len(ch.Labs) > 0 {
+		first := ch.Labs[0]
+		tasks = append(tasks, task{
+			name:   fmt.Sprintf("starter: builds; lab %s fails first with its own message", first.ID),
+			usesGo: true,
+			run: func(ctx context.Context, dir string) (Check, error) {
+				return checkStarter(ctx, b, ch, dir)
+			},
+		})
+		for k, lab := range ch.Labs {
+			tasks = append(tasks, task{
+				name:   fmt.Sprintf("progressive: lab %s fails with its own message, earlier labs pass", lab.ID),
+				usesGo: true,
+				run: func(ctx context.Context, dir string) (Check, error) {
+					return checkProgressive(ctx, b, ch, k, dir)
+				},
+			})
+		}
+		for _, m := range ch.Mutants {
+			tasks = append(tasks, task{
+				name:   fmt.Sprintf("mutant %s: compiles and lab %s catches it", m.Name, m.Lab),
+				usesGo: true,
+				run: func(ctx context.Context, dir string) (Check, error) {
+					return checkMutant(ctx, b, ch, m, dir)
+				},
+			})
+		}
+	}
+	tasks = append(tasks, task{
+		name: "content: every lab has its cards (zh, en) and the chapter has " + ch.Doc,
+		run: func(context.Context, string) (Check, error) {
+			return checkContent(b.FS(), ch), nil
+		},
+	})
+	return tasks
+}
+
+// pass and fail build Checks.
+func pass() Check { return Check{OK: true} }
+
+func fail(format string, args ...any) Check {
+	return Check{Detail: fmt.Sprintf(format, args...)}
+}
+
+// checkTarget proves rule 1: the target passes go vet and all its tests with -race, offline.
+func checkTarget(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir string) (Check, error) {
+	t, err := b.Target(ch)
+	if err != nil {
+		return fail("building the target: %v", err), nil
+	}
+	if err := t.Write(dir); err != nil {
+		return Check{}, fmt.Errorf("writing the target of chapter %s: %w", ch.Number, err)
+	}
+	report, err := gotest.Run(ctx, gotest.Options{
+		Dir: dir, Race: true, Vet: true, Env: gotest.OfflineEnv(), Timeout: testTimeout, Packages: []string{"./..."},
+	})
+	if err != nil {
+		return Check{}, err
+	}
+	if !report.OK() {
+		return Check{Detail: describe(report)}, nil
+	}
+	return pass(), nil
+}
+
+// checkStarter proves rule 3: the starter builds, and lab 1's tests all fail with lab 1's own
+// pending message.
+func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir string) (Check, error) {
+	t, err := b.Starter(ch)
+	if err != nil {
+		return fail("building the starter: %v", err), nil
+	}
+	if err := t.Write(dir); err != nil {
+		return Check{}, fmt.Errorf("writing the starter of chapter %s: %w", ch.Number, err)
+	}
+	out, ok, err := goBuild(ctx, dir)
+	if err != nil {
+		return Check{}, err
+	}
+	if !ok {
+		return fail("go build ./... failed:\n%s", clip(out)), nil
+	}
+	first := ch.Labs[0]
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Run: first.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	if err != nil {
+		return Check{}, err
+	}
+	if problems := stubbedLabProblems(report, first); len(problems) > 0 {
+		return Check{Detail: strings.Join(problems, "\n")}, nil
+	}
+	return pass(), nil
+}
+
+// checkProgressive proves rule 4 for lab k (0-based): with labs before k from the reference and
+// labs from k on stubbed, lab k's tests fail with its message and earlier labs' tests pass.
+func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, k int, dir string) (Check, error) {
+	t, err := b.Progressive(ch, k)
+	if err != nil {
+		return fail("building the tree: %v", err), nil
+	}
+	if err := t.Write(dir); err != nil {
+		return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
+	}
+	var patterns []string
+	for _, lab := range ch.Labs[:k+1] {
+		patterns = append(patterns, "(?:"+lab.Pattern+")")
+	}
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Run: strings.Join(patterns, "|"), Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	if err != nil {
+		return Check{}, err
+	}
+	problems := stubbedLabProblems(report, ch.Labs[k])
+	if !report.BuildFailed {
+		for _, lab := range ch.Labs[:k] {
+			tests := labTests(report, lab)
+			if len(tests) != lab.Tests {
+				problems = append(problems, fmt.Sprintf("lab %s (reference): %d of its %d tests ran", lab.ID, len(tests), lab.Tests))
+			}
+			for _, r := range tests {
+				if !r.Passed {
+					problems = append(problems, fmt.Sprintf("lab %s (reference): %s did not pass: %s", lab.ID, r.Name, r.FirstFailure))
+				}
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return Check{Detail: strings.Join(problems, "\n")}, nil
+	}
+	return pass(), nil
+}
+
+// stubbedLabProblems says what is wrong with report for a stubbed lab: it must compile, run
+// all of the lab's tests, and each must fail first with the lab's pending message.
+func stubbedLabProblems(report *gotest.Report, lab *manifest.Lab) []string {
+	if report.BuildFailed {
+		return []string{"does not compile:\n" + clip(report.BuildOutput)}
+	}
+	msg := lab.PendingMessage()
+	tests := labTests(report, lab)
+	var problems []string
+	if len(tests) != lab.Tests {
+		problems = append(problems, fmt.Sprintf("lab %s (stubbed): %d of its %d tests ran", lab.ID, len(tests), lab.Tests))
+	}
+	for _, r := range tests {
+		switch {
+		case !r.Failed:
+			problems = append(problems, fmt.Sprintf("lab %s (stubbed): %s did not fail", lab.ID, r.Name))
+		case !strings.Contains(r.FirstFailure, msg):
+			problems = append(problems, fmt.Sprintf("lab %s (stubbed): %s failed first with %q, want %q", lab.ID, r.Name, r.FirstFailure, msg))
+		}
+	}
+	return problems
+}
+
+// checkMutant proves rule 5 for m: the mutated target compiles and a test of m's lab fails.
+func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *manifest.Mutant, dir string) (Check, error) {
+	lab, err := ch.Lab(m.Lab)
+	if err != nil {
+		return fail("%v", err), nil
+	}
+	t, err := b.Mutant(ch, m)
+	if err != nil {
+		return fail("applying the mutant: %v", err), nil
+	}
+	if err := t.Write(dir); err != nil {
+		return Check{}, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
+	}
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Run: lab.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	if err != nil {
+		return Check{}, err
+	}
+	if report.BuildFailed {
+		return fail("does not compile:\n%s", clip(report.BuildOutput)), nil
+	}
+	tests := labTests(report, lab)
+	for _, r := range tests {
+		if r.Failed {
+			return pass(), nil
+		}
+	}
+	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID), nil
+}
+
+// labTests returns the tests of report that lab's pattern selects.
+func labTests(report *gotest.Report, lab *manifest.Lab) []gotest.TestResult {
+	re, err := regexp.Compile(lab.Pattern)
+	if err != nil {
+		return nil
+	}
+	var tests []gotest.TestResult
+	for _, r := range report.Tests {
+		if re.MatchString(r.Name) {
+			tests = append(tests, r)
+		}
+	}
+	return tests
+}
+
+// checkTestsMatchOnePattern proves the first half of rule 2: every Test function of the
+// chapter's test file matches exactly one of the chapter's lab patterns.
+func checkTestsMatchOnePattern(b *tree.Builder, ch *manifest.Chapter) Check {
+	if ch.TestFile == "" {
+		if len(ch.Labs) > 0 {
+			return fail("the chapter has labs but no test_file")
+		}
+		return pass() // a chapter without focused tests has nothing to match
+	}
+	tests, err := chapterTests(b, ch)
+	if err != nil {
+		return fail("%v", err)
+	}
+	own := tests[ch.TestFile]
+	if len(own) == 0 {
+		return fail("%s has no Test functions", ch.TestFile)
+	}
+	patterns, err := compilePatterns(ch)
+	if err != nil {
+		return fail("%v", err)
+	}
+	var problems []string
+	for _, name := range own {
+		var labs []string
+		for i, re := range patterns {
+			if re.MatchString(name) {
+				labs = append(labs, ch.Labs[i].ID)
+			}
+		}
+		switch len(labs) {
+		case 1:
+		case 0:
+			problems = append(problems, name+" matches no lab pattern")
+		default:
+			problems = append(problems, fmt.Sprintf("%s matches the patterns of labs %s", name, strings.Join(labs, ", ")))
+		}
+	}
+	if len(problems) > 0 {
+		return Check{Detail: strings.Join(problems, "\n")}
+	}
+	return pass()
+}
+
+// checkPattern proves the second half of rule 2 for lab: its pattern selects exactly its stated
+// number of tests, all in the chapter's test file. A pattern that also selects a test of another
+// file would make `go test -run` run that test too.
+func checkPattern(b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab) Check {
+	tests, err := chapterTests(b, ch)
+	if err != nil {
+		return fail("%v", err)
+	}
+	re, err := regexp.Compile(lab.Pattern)
+	if err != nil {
+		return fail("pattern %q: %v", lab.Pattern, err)
+	}
+	var problems []string
+	own := 0
+	for _, file := range sortedKeys(tests) {
+		for _, name := range tests[file] {
+			if !re.MatchString(name) {
+				continue
+			}
+			if file == ch.TestFile {
+				own++
+			} else {
+				problems = append(problems, fmt.Sprintf("also selects %s in %s", name, file))
+			}
+		}
+	}
+	if own != lab.Tests {
+		problems = append(problems, fmt.Sprintf("selects %d test(s) in %s, the manifest says %d", own, ch.TestFile, lab.Tests))
+	}
+	if len(problems) > 0 {
+		return Check{Detail: strings.Join(problems, "\n")}
+	}
+	return pass()
+}
+
+// chapterTests returns the Test functions of every test file of the root package in ch's
+// target, by file.
+func chapterTests(b *tree.Builder, ch *manifest.Chapter) (map[string][]string, error) {
+	t, err := b.Target(ch)
+	if err != nil {
+		return nil, fmt.Errorf("building the target: %w", err)
+	}
+	if _, ok := t[ch.TestFile]; !ok {
+		return nil, fmt.Errorf("the target has no test file %s", ch.TestFile)
+	}
+	tests := map[string][]string{}
+	fset := token.NewFileSet()
+	for _, p := range t.Paths() {
+		if strings.Contains(p, "/") || !strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, p, t[p], parser.SkipObjectResolution)
+		if err != nil {
+			return nil, fmt.Errorf("parsing %s: %w", p, err)
+		}
+		tests[p] = testFuncs(f)
+	}
+	return tests, nil
+}
+
+// testFuncs returns the names of f's test functions, as `go test` finds them.
+func testFuncs(f *ast.File) []string {
+	var names []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if !ok || fn.Recv != nil || fn.Name.Name == "TestMain" || !isTestName(fn.Name.Name) {
+			continue
+		}
+		names = append(names, fn.Name.Name)
+	}
+	return names
+}
+
+// isTestName reports whether name is "Test" followed by nothing or by a rune that is not a
+// lower-case letter, the rule `go test` applies.
+func isTestName(name string) bool {
+	rest, ok := strings.CutPrefix(name, "Test")
+	if !ok {
+		return false
+	}
+	if rest == "" {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(rest)
+	return !unicode.IsLower(r)
+}
+
+func compilePatterns(ch *manifest.Chapter) ([]*regexp.Regexp, error) {
+	var res []*regexp.Regexp
+	for _, lab := range ch.Labs {
+		re, err := regexp.Compile(lab.Pattern)
+		if err != nil {
+			return nil, fmt.Errorf("lab %s pattern %q: %w", lab.ID, lab.Pattern, err)
+		}
+		res = append(res, re)
+	}
+	return res, nil
+}
+
+// checkContent proves rule 6: every lab's cards and the chapter's text exist and are not empty.
+func checkContent(fsys fs.FS, ch *manifest.Chapter) Check {
+	var want []string
+	for _, lab := range ch.Labs {
+		want = append(want, lab.CardPath("zh"), lab.CardPath("en"))
+	}
+	var problems []string
+	if ch.Doc == "" {
+		problems = append(problems, "the manifest names no doc for the chapter")
+	} else {
+		want = append(want, ch.Doc)
+	}
+	for _, p := range want {
+		data, err := fs.ReadFile(fsys, p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			problems = append(problems, p+" is missing")
+		case err != nil:
+			problems = append(problems, fmt.Sprintf("%s: %v", p, err))
+		case len(strings.TrimSpace(string(data))) == 0:
+			problems = append(problems, p+" is empty")
+		}
+	}
+	if len(problems) > 0 {
+		return Check{Detail: strings.Join(problems, "\n")}
+	}
+	return pass()
+}
+
+// goBuild runs `go build ./...` offline in dir and returns its output and whether it succeeded.
+func goBuild(ctx context.Context, dir string) (string, bool, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", false, gotest.ErrNoGo
+	}
+	cmd := exec.CommandContext(ctx, goBin, "build", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), gotest.OfflineEnv()...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return string(out), true, nil
+	}
+	if ctx.Err() != nil {
+		return "", false, ctx.Err()
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return string(out), false, nil
+	}
+	return "", false, fmt.Errorf("running go build: %w", err)
+}
+
+// describe says why a report is not OK.
+func describe(r *gotest.Report) string {
+	var parts []string
+	if r.VetFailed {
+		parts = append(parts, "go vet failed:\n"+clip(r.VetOutput))
+	}
+	if r.BuildFailed {
+		parts = append(parts, "build failed:\n"+clip(r.BuildOutput))
+	}
+	for _, t := range r.Failed() {
+		parts = append(parts, fmt.Sprintf("%s failed: %s", t.Name, t.FirstFailure))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, fmt.Sprintf("go test exited with code %d", r.ExitCode))
+	}
+	return strings.Join(parts, "\n")
+}
+
+// clip keeps the first lines of long go output.
+func clip(s string) string {
+	const max = 20
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > max {
+		lines = append(lines[:max], fmt.Sprintf("... (%d more lines)", len(lines)-max))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func sortedKeys(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

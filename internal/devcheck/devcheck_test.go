@@ -1,0 +1,257 @@
+package devcheck_test
+
+import (
+	"bytes"
+	"context"
+	"io/fs"
+	"os"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/devcheck"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// calcSource is a teaching file with two labs. Lab 1.2's Double is only used by its own tests.
+const calcSource = `package tinypi
+
+// Add adds.
+func Add(a, b int) int {
+	//lab:begin 1.1
+	return a + b
+	//lab:end
+}
+
+// Double doubles.
+func Double(n int) int {
+	//lab:begin 1.2
+	return n * 2
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+`
+
+// calcTests are chapter 01's focused tests; call turns a stub's panic into t.Fatal.
+const calcTests = `package tinypi_test
+
+import (
+	"testing"
+
+	"github.com/learn-tinypi/course/solutions/tinypi"
+)
+
+func call(t *testing.T, f func() int) (n int) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatal(r)
+		}
+	}()
+	return f()
+}
+
+func TestLab1_1_Add(t *testing.T) {
+	if got := call(t, func() int { return tinypi.Add(2, 3) }); got != 5 {
+		t.Errorf("Add(2, 3) = %d, want 5", got)
+	}
+}
+
+func TestLab1_1_AddZero(t *testing.T) {
+	if got := call(t, func() int { return tinypi.Add(0, 0) }); got != 0 {
+		t.Errorf("Add(0, 0) = %d, want 0", got)
+	}
+}
+
+func TestLab1_2_Double(t *testing.T) {
+	if got := call(t, func() int { return tinypi.Double(4) }); got != 8 {
+		t.Errorf("Double(4) = %d, want 8", got)
+	}
+}
+`
+
+// fakeCourse is a course of one rebuild chapter (two labs, a mutant its tests catch and one they
+// miss) and one observe chapter, next to the kit's real go.mod and go.sum.
+func fakeCourse(t *testing.T) fstest.MapFS {
+	t.Helper()
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	fsys := fstest.MapFS{
+		"checkpoints/course.yaml": file(`module: tinypi
+go: "1.26"
+kit_import: github.com/learn-tinypi/course/solutions/tinypi
+requires: []
+`),
+		"checkpoints/01-calc.yaml": file(`number: "01"
+slug: calc
+title: 计算
+title_en: Calculate
+mode: rebuild
+files: [calc.go]
+test_file: ch01_calc_test.go
+doc: docs/01-calc.md
+labs:
+  - {id: "1.1", title: 加法, title_en: Add, keyword: 加法, pattern: ^TestLab1_1_, tests: 2}
+  - {id: "1.2", title: 加倍, title_en: Double, keyword: 加倍, pattern: ^TestLab1_2_, tests: 1}
+mutants:
+  - {name: minus, lab: "1.1", file: calc.go, find: "a + b", replace: "a - b", explain: 减法, explain_en: Subtracts}
+  - {name: square, lab: "1.2", file: calc.go, find: "n * 2", replace: "n * n", explain: 平方, explain_en: Squares}
+`),
+		"checkpoints/02-show.yaml": file(`number: "02"
+slug: show
+title: 展示
+title_en: Show
+mode: observe
+files: [show.go]
+test_file: ch02_show_test.go
+doc: docs/02-show.md
+labs:
+  - {id: "2.1", title: 观察, title_en: Observe, keyword: 观察, pattern: ^TestLab2_1_, tests: 1}
+`),
+		"solutions/tinypi/calc.go":           file(calcSource),
+		"solutions/tinypi/ch01_calc_test.go": file(calcTests),
+		"solutions/tinypi/show.go":           file("package tinypi\n\n// Show shows.\nfunc Show() string { return \"shown\" }\n"),
+		"solutions/tinypi/ch02_show_test.go": file("package tinypi\n\nimport \"testing\"\n\nfunc TestLab2_1_Show(t *testing.T) {\n\tif Show() != \"shown\" {\n\t\tt.Error(\"not shown\")\n\t}\n}\n"),
+		"docs/01-calc.md":                    file("# 计算\n"),
+		"docs/02-show.md":                    file("# 展示\n"),
+		"labs/01/1.1.md":                     file("# Lab 1.1\n"),
+		"labs/01/1.1.en.md":                  file("# Lab 1.1\n"),
+		"labs/01/1.2.md":                     file("# Lab 1.2\n"),
+		"labs/01/1.2.en.md":                  file("# Lab 1.2\n"),
+		"labs/02/2.1.md":                     file("# Lab 2.1\n"),
+		"labs/02/2.1.en.md":                  file("# Lab 2.1\n"),
+	}
+	for _, name := range []string{"go.mod", "go.sum"} {
+		data, err := fs.ReadFile(course.Content(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[name] = &fstest.MapFile{Data: data}
+	}
+	return fsys
+}
+
+// outcomes maps "chapter check-name" to whether it passed.
+func outcomes(r *devcheck.Result) map[string]bool {
+	m := map[string]bool{}
+	for _, ch := range r.Chapters {
+		for _, c := range ch.Checks {
+			m[ch.Number+" "+c.Name] = c.OK
+		}
+	}
+	return m
+}
+
+func run(t *testing.T, fsys fs.FS, chapters ...string) (*devcheck.Result, string) {
+	t.Helper()
+	b, err := tree.NewBuilder(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	res, err := devcheck.Run(context.Background(), b, devcheck.Options{Chapters: chapters, Parallel: 4, Out: &out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, out.String()
+}
+
+func TestRunFakeCourse(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // os.TempDir, where Run's trees go
+	res, out := run(t, fakeCourse(t))
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("Run left %d entries in the temp dir, first %s", len(left), left[0].Name())
+	}
+	want := map[string]bool{
+		"01 target: go vet and go test -race ./... pass offline":                           true,
+		"01 tests: every focused test matches exactly one lab pattern":                     true,
+		"01 tests: lab 1.1 pattern ^TestLab1_1_ selects its 2 test(s) and nothing else":    true,
+		"01 tests: lab 1.2 pattern ^TestLab1_2_ selects its 1 test(s) and nothing else":    true,
+		"01 starter: builds; lab 1.1 fails first with its own message":                     true,
+		"01 progressive: lab 1.1 fails with its own message, earlier labs pass":            true,
+		"01 progressive: lab 1.2 fails with its own message, earlier labs pass":            true,
+		"01 mutant minus: compiles and lab 1.1 catches it":                                 true,
+		"01 mutant square: compiles and lab 1.2 catches it":                                true,
+		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": true,
+		"02 target: go vet and go test -race ./... pass offline":                           true,
+		"02 tests: every focused test matches exactly one lab pattern":                     true,
+		"02 tests: lab 2.1 pattern ^TestLab2_1_ selects its 1 test(s) and nothing else":    true,
+		"02 content: every lab has its cards (zh, en) and the chapter has docs/02-show.md": true,
+	}
+	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
+		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
+	}
+	if !res.OK() {
+		t.Errorf("OK() = false, want true; output:\n%s", out)
+	}
+	if !strings.Contains(out, "01 ✓ mutant minus: compiles and lab 1.1 catches it\n") ||
+		!strings.HasSuffix(out, "14 checks, 0 failed\n") {
+		t.Errorf("output lacks a check line or the summary:\n%s", out)
+	}
+}
+
+func TestRunFindsBrokenContent(t *testing.T) {
+	fsys := fakeCourse(t)
+	// A mutant the tests cannot notice: n + n is n * 2.
+	fsys["checkpoints/01-calc.yaml"].Data = bytes.Replace(fsys["checkpoints/01-calc.yaml"].Data,
+		[]byte(`replace: "n * n"`), []byte(`replace: "n + n"`), 1)
+	// Lab 1.2's stub on lab 1.1's path breaks progressive order: Add now calls Double.
+	fsys["solutions/tinypi/calc.go"].Data = []byte(strings.Replace(calcSource,
+		"return a + b", "return a + b + Double(0)", 1))
+	// A test no pattern selects, so lab 1.2's count is off too.
+	fsys["solutions/tinypi/ch01_calc_test.go"].Data = []byte(calcTests + `
+func TestDoubleAgain(t *testing.T) {}
+
+func TestLab1_2_Twice(t *testing.T) {}
+`)
+	delete(fsys, "labs/01/1.2.en.md")
+
+	res, out := run(t, fsys, "1")
+	want := map[string]bool{
+		"01 target: go vet and go test -race ./... pass offline":                           true,
+		"01 tests: every focused test matches exactly one lab pattern":                     false,
+		"01 tests: lab 1.1 pattern ^TestLab1_1_ selects its 2 test(s) and nothing else":    true,
+		"01 tests: lab 1.2 pattern ^TestLab1_2_ selects its 1 test(s) and nothing else":    false,
+		"01 starter: builds; lab 1.1 fails first with its own message":                     true,
+		"01 progressive: lab 1.1 fails with its own message, earlier labs pass":            true,
+		"01 progressive: lab 1.2 fails with its own message, earlier labs pass":            false,
+		"01 mutant minus: compiles and lab 1.1 catches it":                                 true,
+		"01 mutant square: compiles and lab 1.2 catches it":                                false,
+		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": false,
+	}
+	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
+		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
+	}
+	if res.OK() {
+		t.Error("OK() = true with failed checks")
+	}
+	for _, detail := range []string{
+		"TestDoubleAgain matches no lab pattern",
+		"selects 2 test(s) in ch01_calc_test.go, the manifest says 1",
+		"lab 1.1 (reference): TestLab1_1_Add did not pass: Lab 1.2 加倍 尚未实现",
+		"pass with the mutant applied",
+		"labs/01/1.2.en.md is missing",
+		"10 checks, 5 failed",
+	} {
+		if !strings.Contains(out, detail) {
+			t.Errorf("output lacks %q:\n%s", detail, out)
+		}
+	}
+}
+
+func TestRunUnknownChapter(t *testing.T) {
+	b, err := tree.NewBuilder(fakeCourse(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := devcheck.Run(context.Background(), b, devcheck.Options{Chapters: []string{"9"}}); err == nil {
+		t.Error("Run with an unknown chapter succeeded")
+	}
+}

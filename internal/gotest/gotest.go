@@ -1,0 +1,372 @@
+// Package gotest runs `go test -json` and reports the result per top-level test.
+//
+// The JSON stream is read with gotest.tools/gotestsum/testjson; this package only folds its test
+// cases into top-level tests and picks out the line a learner should read first.
+package gotest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gotest.tools/gotestsum/testjson"
+)
+
+// ErrNoGo is returned by Run when the go command cannot be found.
+var ErrNoGo = errors.New("the go command was not found on PATH: install the Go toolchain " +
+	"(https://go.dev/dl/, or your system's package manager) and make sure its bin directory " +
+	"(for example /usr/local/go/bin) is on PATH, then run `go version` to check")
+
+// Options says which tests to run and how.
+type Options struct {
+	Dir      string   // the module directory `go` runs in; empty means the current directory
+	Run      string   // the -run pattern; empty runs every test
+	Race     bool     // adds -race
+	Vet      bool     // runs `go vet` on Packages first; its failure is reported in Report.Vet*
+	Env      []string // added to the current environment; later entries win
+	Packages []string // the packages to test; default "."
+	// Timeout, when set, is passed as -timeout: a test binary running longer panics, which
+	// the report shows as the running test's failure.
+	Timeout time.Duration
+}
+
+// TestResult is the outcome of one top-level test. Subtests are folded into their parent:
+// their output lines follow the parent's own.
+type TestResult struct {
+	Package string
+	Name    string
+	Passed  bool
+	Failed  bool
+	Skipped bool
+	// Output holds the lines the test printed, without their newlines. Passed tests keep
+	// no output.
+	Output []string
+	// FirstFailure is the first message the test reported through t.Error/t.Fatal (the
+	// "file_test.go:NN: " prefix removed) or its panic line, whichever came first; empty when
+	// the test passed. go test prints t.Log lines the same way, so a failed test's earlier
+	// t.Log line counts too.
+	FirstFailure string
+}
+
+// Report is the outcome of one `go test` run.
+type Report struct {
+	// Tests are the top-level tests in the order they started.
+	Tests []TestResult
+	// BuildFailed is true when a package (or its tests) did not compile, or go could not set
+	// up the build (a broken go.mod, a missing package).
+	BuildFailed bool
+	// BuildOutput holds what go said outside any test: build and setup errors, and the output
+	// of a test binary that failed outside its tests (a panicking init or TestMain, a timeout).
+	BuildOutput string
+	// ExitCode is the exit code of `go test`.
+	ExitCode int
+	// VetFailed is true when Options.Vet was set and `go vet` failed; VetOutput holds what it
+	// said.
+	VetFailed bool
+	VetOutput string
+}
+
+// Run runs `go test -json` in opts.Dir and parses its output. The error is non-nil only when go
+// cannot be run (ErrNoGo when it is not installed) or ctx ends; failing tests and builds are
+// reported in the Report.
+func Run(ctx context.Context, opts Options) (*Report, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, ErrNoGo
+		}
+		return nil, fmt.Errorf("looking for the go command: %w", err)
+	}
+	pkgs := opts.Packages
+	if len(pkgs) == 0 {
+		pkgs = []string{"."}
+	}
+	report := &Report{}
+	if opts.Vet {
+		out, code, err := run(ctx, goBin, opts, append([]string{"vet"}, pkgs...))
+		if err != nil {
+			return nil, err
+		}
+		report.VetFailed = code != 0
+		if report.VetFailed {
+			report.VetOutput = out
+		}
+	}
+	args := []string{"test", "-json"}
+	if opts.Race {
+		args = append(args, "-race")
+	}
+	if opts.Timeout > 0 {
+		args = append(args, "-timeout", opts.Timeout.String())
+	}
+	if opts.Run != "" {
+		args = append(args, "-run", opts.Run)
+	}
+	args = append(args, pkgs...)
+	if err := runTests(ctx, goBin, opts, args, report); err != nil {
+		return nil, err
+	}
+	return report, nil
+}
+
+// OK reports whether everything ran and passed: vet (when asked), the build and every test.
+func (r *Report) OK() bool {
+	return !r.VetFailed && !r.BuildFailed && r.ExitCode == 0 && len(r.Failed()) == 0
+}
+
+// Failed returns the tests that failed, in the order they started.
+func (r *Report) Failed() []TestResult {
+	var failed []TestResult
+	for _, t := range r.Tests {
+		if t.Failed {
+			failed = append(failed, t)
+		}
+	}
+	return failed
+}
+
+// Test returns the top-level test with the given name (the first one when several packages have
+// a test of that name).
+func (r *Report) Test(name string) (TestResult, bool) {
+	for _, t := range r.Tests {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return TestResult{}, false
+}
+
+// OfflineEnv returns the environment that keeps go offline and inside the module: no downloads,
+// no go.mod rewrites, no workspace and no toolchain switch.
+func OfflineEnv() []string {
+	return []string{"GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local"}
+}
+
+// command returns the go command for args, set up from opts.
+func command(ctx context.Context, goBin string, opts Options, args []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	cmd.Dir = opts.Dir
+	cmd.Env = append(os.Environ(), opts.Env...)
+	// A test binary that outlives a killed go command would keep the pipes open; stop
+	// waiting for it after a while.
+	cmd.WaitDelay = 5 * time.Second
+	return cmd
+}
+
+// exitCode turns the error of cmd.Run or cmd.Wait into an exit code, or an error when go did
+// not run to its end.
+func exitCode(ctx context.Context, args []string, err error) (int, error) {
+	if err == nil {
+		return 0, nil
+	}
+	if ctx.Err() != nil {
+		return 0, fmt.Errorf("go %s: %w", args[0], ctx.Err())
+	}
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() >= 0 {
+		return exit.ExitCode(), nil
+	}
+	return 0, fmt.Errorf("running go %s: %w", args[0], err)
+}
+
+// run runs go with args and returns its combined output and exit code.
+func run(ctx context.Context, goBin string, opts Options, args []string) (string, int, error) {
+	cmd := command(ctx, goBin, opts, args)
+	out, err := cmd.CombinedOutput()
+	code, err := exitCode(ctx, args, err)
+	return string(out), code, err
+}
+
+// runTests runs `go test -json` and fills report from its output.
+func runTests(ctx context.Context, goBin string, opts Options, args []string, report *Report) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	cmd := command(ctx, goBin, opts, args)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("running go test: %w", err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return fmt.Errorf("running go test: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("running go test: %w", err)
+	}
+	h := &handler{}
+	execution, scanErr := testjson.ScanTestOutput(testjson.ScanConfig{
+		Stdout:                   stdout,
+		Stderr:                   stderr,
+		Handler:                  h,
+		Stop:                     cancel,
+		IgnoreNonJSONOutputLines: true,
+	})
+	code, waitErr := exitCode(ctx, args, cmd.Wait())
+	if scanErr != nil {
+		return fmt.Errorf("reading go test output: %w", scanErr)
+	}
+	if waitErr != nil {
+		return waitErr
+	}
+	report.ExitCode = code
+	report.Tests = topLevel(execution)
+	report.BuildOutput = strings.Join(h.output, "") + outsideTests(execution)
+	report.BuildFailed = h.buildFailed
+	if code != 0 && !h.buildFailed && !h.packageFailed && len(report.Failed()) == 0 {
+		// go stopped before any package ran: a broken go.mod, a bad flag, a missing
+		// directory. Nothing was tested, which the caller must not mistake for a pass.
+		report.BuildFailed = true
+	}
+	return nil
+}
+
+// handler watches the event stream for build failures and keeps the build output. ScanTestOutput
+// calls it from two goroutines (stdout and stderr), hence the mutex.
+type handler struct {
+	mu            sync.Mutex
+	buildFailed   bool
+	packageFailed bool
+	output        []string
+}
+
+// failedBuild is the field go test -json sets on a package's fail event when its build failed;
+// testjson.TestEvent does not carry it.
+type failedBuild struct {
+	FailedBuild string
+}
+
+func (h *handler) Event(e testjson.TestEvent, _ *testjson.Execution) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch e.Action {
+	case testjson.ActionBuild:
+		h.buildFailed = true
+		h.output = append(h.output, e.Output)
+	case "build-fail":
+		h.buildFailed = true
+	case testjson.ActionFail:
+		if e.Test != "" {
+			return nil
+		}
+		h.packageFailed = true
+		var fb failedBuild
+		if raw := e.Bytes(); raw != nil && json.Unmarshal(raw, &fb) == nil && fb.FailedBuild != "" {
+			h.buildFailed = true
+		}
+	}
+	return nil
+}
+
+func (h *handler) Err(text string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.output = append(h.output, text+"\n")
+	return nil
+}
+
+// outsideTests returns the output of the packages that failed outside their tests.
+func outsideTests(execution *testjson.Execution) string {
+	var b strings.Builder
+	for _, name := range execution.Packages() {
+		if pkg := execution.Package(name); pkg.TestMainFailed() {
+			b.WriteString(pkg.Output(0))
+		}
+	}
+	return b.String()
+}
+
+// topLevel folds execution's test cases into top-level tests, in the order they started.
+func topLevel(execution *testjson.Execution) []TestResult {
+	var results []TestResult
+	for _, name := range execution.Packages() {
+		pkg := execution.Package(name)
+		type tcase struct {
+			tc     testjson.TestCase
+			action testjson.Action
+		}
+		var cases []tcase
+		for _, tc := range pkg.Passed {
+			cases = append(cases, tcase{tc, testjson.ActionPass})
+		}
+		for _, tc := range pkg.Failed {
+			cases = append(cases, tcase{tc, testjson.ActionFail})
+		}
+		for _, tc := range pkg.Skipped {
+			cases = append(cases, tcase{tc, testjson.ActionSkip})
+		}
+		sort.Slice(cases, func(i, j int) bool { return cases[i].tc.ID < cases[j].tc.ID })
+
+		index := map[string]int{} // top-level name → position in results
+		for _, c := range cases {
+			root, _ := c.tc.Test.Split()
+			i, ok := index[root]
+			if !ok {
+				i = len(results)
+				index[root] = i
+				results = append(results, TestResult{Package: name, Name: root})
+			}
+			r := &results[i]
+			if !c.tc.Test.IsSubTest() {
+				r.Passed = c.action == testjson.ActionPass
+				r.Failed = c.action == testjson.ActionFail
+				r.Skipped = c.action == testjson.ActionSkip
+			}
+		}
+		// Output in the order the cases started: the parent's own lines, then each subtest's.
+		for _, c := range cases {
+			root, _ := c.tc.Test.Split()
+			r := &results[index[root]]
+			if c.action == testjson.ActionPass && !c.tc.Test.IsSubTest() {
+				continue
+			}
+			// Each case's own lines: Package.OutputLines would add a parent's passed
+			// subtests' lines a second time.
+			out := strings.TrimSuffix(pkg.Output(c.tc.ID), "\n")
+			if out != "" {
+				r.Output = append(r.Output, strings.Split(out, "\n")...)
+			}
+		}
+	}
+	for i := range results {
+		r := &results[i]
+		if !r.Failed {
+			r.Output = nil
+			continue
+		}
+		r.FirstFailure = FirstFailure(r.Output)
+		if pkg := execution.Package(r.Package); r.FirstFailure == "" && pkg.TestMainFailed() {
+			// A timeout's panic is printed as the package's output, not the test's.
+			r.FirstFailure = FirstFailure(strings.Split(pkg.Output(0), "\n"))
+		}
+	}
+	return results
+}
+
+var (
+	// messageLine is a line printed by t.Error, t.Fatal (or t.Log): indented, then file:line.
+	messageLine = regexp.MustCompile(`^\s+[^\s:]+\.go:\d+: (.*)$`)
+	// recovered is the suffix the testing package adds to a panic it re-raises.
+	recovered = regexp.MustCompile(` \[recovered[^\]]*\]$`)
+)
+
+// FirstFailure returns the first t.Error/t.Fatal message (without its "file_test.go:NN: "
+// prefix) or panic line of a failed test's output lines; "" when there is none.
+func FirstFailure(lines []string) string {
+	for _, line := range lines {
+		if m := messageLine.FindStringSubmatch(line); m != nil {
+			return strings.TrimSpace(m[1])
+		}
+		if strings.HasPrefix(line, "panic: ") {
+			return recovered.ReplaceAllString(line, "")
+		}
+	}
+	return ""
+}

@@ -1,0 +1,275 @@
+package gotest
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// writeModule writes a module named example.com/m with the given files into a temp dir.
+func writeModule(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files["go.mod"] = "module example.com/m\n\ngo 1.26\n"
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const mixedTests = `package m
+
+import "testing"
+
+func TestPass(t *testing.T) { t.Log("fine") }
+
+func TestFatal(t *testing.T) {
+	t.Fatalf("want %d, got %d\nsecond line", 1, 2)
+}
+
+func TestSub(t *testing.T) {
+	t.Run("ok", func(t *testing.T) {})
+	t.Run("bad", func(t *testing.T) { t.Error("Lab 7.1 收集模型终态 尚未实现") })
+}
+
+func TestParent(t *testing.T) {
+	t.Run("quiet", func(t *testing.T) { t.Log("sub log") })
+	t.Error("parent failed")
+}
+
+func TestSkip(t *testing.T) { t.Skip("later") }
+
+// TestPanic comes last: a panic ends the test binary.
+func TestPanic(t *testing.T) { panic("kaboom") }
+`
+
+// summary is the part of a TestResult the tests compare.
+type summary struct {
+	Name                    string
+	Passed, Failed, Skipped bool
+	FirstFailure            string
+}
+
+func summarize(tests []TestResult) []summary {
+	var out []summary
+	for _, r := range tests {
+		out = append(out, summary{r.Name, r.Passed, r.Failed, r.Skipped, r.FirstFailure})
+	}
+	return out
+}
+
+func TestRunMixed(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
+	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []summary{
+		{Name: "TestPass", Passed: true},
+		{Name: "TestFatal", Failed: true, FirstFailure: "want 1, got 2"},
+		{Name: "TestSub", Failed: true, FirstFailure: "Lab 7.1 收集模型终态 尚未实现"},
+		{Name: "TestParent", Failed: true, FirstFailure: "parent failed"},
+		{Name: "TestSkip", Skipped: true},
+		{Name: "TestPanic", Failed: true, FirstFailure: "panic: kaboom"},
+	}
+	if diff := cmp.Diff(want, summarize(report.Tests)); diff != "" {
+		t.Errorf("tests (-want +got):\n%s", diff)
+	}
+	if report.BuildFailed || report.ExitCode != 1 {
+		t.Errorf("BuildFailed=%v ExitCode=%d, want false 1", report.BuildFailed, report.ExitCode)
+	}
+	if report.OK() {
+		t.Error("OK() = true for a run with failures")
+	}
+	sub, _ := report.Test("TestSub")
+	if !containsLine(sub.Output, "--- FAIL: TestSub/bad") {
+		t.Errorf("TestSub output lacks its subtest's failure:\n%s", strings.Join(sub.Output, "\n"))
+	}
+	fatal, _ := report.Test("TestFatal")
+	if !containsLine(fatal.Output, "second line") {
+		t.Errorf("TestFatal output lacks the message's second line:\n%s", strings.Join(fatal.Output, "\n"))
+	}
+	parent, _ := report.Test("TestParent")
+	if n := countLines(parent.Output, "sub log"); n != 1 {
+		t.Errorf("TestParent output has its subtest's log %d times, want once:\n%s", n, strings.Join(parent.Output, "\n"))
+	}
+	var failed []string
+	for _, r := range report.Failed() {
+		failed = append(failed, r.Name)
+	}
+	if diff := cmp.Diff([]string{"TestFatal", "TestSub", "TestParent", "TestPanic"}, failed); diff != "" {
+		t.Errorf("Failed() (-want +got):\n%s", diff)
+	}
+	if _, ok := report.Test("TestMissing"); ok {
+		t.Error("Test(TestMissing) found a test that does not exist")
+	}
+}
+
+func countLines(lines []string, part string) int {
+	n := 0
+	for _, l := range lines {
+		if strings.Contains(l, part) {
+			n++
+		}
+	}
+	return n
+}
+
+func containsLine(lines []string, part string) bool {
+	for _, l := range lines {
+		if strings.Contains(l, part) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestRunPatternAndRace(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
+	report, err := Run(context.Background(), Options{Dir: dir, Run: "^TestPass$", Race: true, Env: OfflineEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]summary{{Name: "TestPass", Passed: true}}, summarize(report.Tests)); diff != "" {
+		t.Errorf("tests (-want +got):\n%s", diff)
+	}
+	if !report.OK() {
+		t.Errorf("OK() = false for a passing run: %+v", report)
+	}
+}
+
+func TestRunBuildFailure(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { var n int = \"s\"; _ = n }\n",
+	})
+	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.BuildFailed || report.ExitCode == 0 || len(report.Tests) != 0 {
+		t.Errorf("BuildFailed=%v ExitCode=%d Tests=%d, want true, non-zero, 0",
+			report.BuildFailed, report.ExitCode, len(report.Tests))
+	}
+	if !strings.Contains(report.BuildOutput, `cannot use "s"`) {
+		t.Errorf("BuildOutput lacks the compiler's message:\n%s", report.BuildOutput)
+	}
+}
+
+func TestRunSetupFailure(t *testing.T) {
+	dir := t.TempDir() // no go.mod
+	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.BuildFailed || !strings.Contains(report.BuildOutput, "go.mod") {
+		t.Errorf("BuildFailed=%v BuildOutput=%q, want true and a word about go.mod",
+			report.BuildFailed, report.BuildOutput)
+	}
+}
+
+func TestRunVet(t *testing.T) {
+	// A self-assignment compiles and passes go test's own vet subset, but not go vet.
+	dir := writeModule(t, map[string]string{
+		"m.go":      "package m\n\nfunc F(n int) int { n = n; return n }\n",
+		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) { F(1) }\n",
+	})
+	report, err := Run(context.Background(), Options{Dir: dir, Vet: true, Env: OfflineEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !report.VetFailed || !strings.Contains(report.VetOutput, "self-assignment") {
+		t.Errorf("VetFailed=%v VetOutput=%q, want true and the self-assignment", report.VetFailed, report.VetOutput)
+	}
+	if tr, ok := report.Test("TestF"); !ok || !tr.Passed {
+		t.Errorf("TestF = %+v, %v; want it run and passed", tr, ok)
+	}
+	if report.OK() {
+		t.Error("OK() = true although vet failed")
+	}
+}
+
+func TestRunNoGo(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Run(context.Background(), Options{Dir: t.TempDir()})
+	if !errors.Is(err, ErrNoGo) {
+		t.Fatalf("err = %v, want ErrNoGo", err)
+	}
+	if !strings.Contains(err.Error(), "not found on PATH") || !strings.Contains(err.Error(), "go.dev/dl") {
+		t.Errorf("message %q does not say plainly what is missing and how to install it", err)
+	}
+}
+
+func TestRunCanceled(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Run(ctx, Options{Dir: dir}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestFirstFailure(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  string
+	}{
+		{"fatal", []string{"=== RUN   TestX", "    x_test.go:12: boom", "--- FAIL: TestX (0.00s)"}, "boom"},
+		{"subtest", []string{"=== RUN   TestX/a", "        x_test.go:3: inner: x", "    --- FAIL: TestX/a"}, "inner: x"},
+		{"first of two", []string{"    x_test.go:1: one", "    x_test.go:2: two"}, "one"},
+		{"panic", []string{"--- FAIL: TestX (0.00s)", "panic: oh no [recovered, repanicked]", "goroutine 1"}, "panic: oh no"},
+		{"panic brackets kept", []string{"panic: list [a b]"}, "panic: list [a b]"},
+		{"nothing", []string{"=== RUN   TestX", "--- FAIL: TestX (0.00s)"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := FirstFailure(tt.lines); got != tt.want {
+				t.Errorf("FirstFailure = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRunFailureOutsideTests(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc init() { panic(\"bad init\") }\n\nfunc TestX(t *testing.T) {}\n",
+	})
+	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if report.BuildFailed || report.ExitCode == 0 || report.OK() {
+		t.Errorf("BuildFailed=%v ExitCode=%d OK=%v, want false, non-zero, false", report.BuildFailed, report.ExitCode, report.OK())
+	}
+	if !strings.Contains(report.BuildOutput, "panic: bad init") {
+		t.Errorf("BuildOutput lacks the init panic:\n%s", report.BuildOutput)
+	}
+}
+
+func TestRunTimeout(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"m_test.go": "package m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestQuick(t *testing.T) {}\n\nfunc TestHang(t *testing.T) { time.Sleep(time.Minute) }\n",
+	})
+	report, err := Run(context.Background(), Options{Dir: dir, Timeout: time.Second, Env: OfflineEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hang, ok := report.Test("TestHang")
+	if !ok || !hang.Failed || !strings.HasPrefix(hang.FirstFailure, "panic: test timed out") {
+		t.Errorf("TestHang = %+v, %v; want failed with the timeout panic", hang, ok)
+	}
+	if quick, _ := report.Test("TestQuick"); !quick.Passed {
+		t.Errorf("TestQuick = %+v, want passed", quick)
+	}
+}

@@ -1,0 +1,411 @@
+// Package manifest loads and validates the course manifests: checkpoints/course.yaml (course-wide
+// settings) and checkpoints/NN-<slug>.yaml (one per chapter), as described in docs/authoring.md.
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Dir is the folder of the manifests, relative to the root of the course content.
+const Dir = "checkpoints"
+
+// courseFile is the course-wide manifest inside Dir.
+const courseFile = "course.yaml"
+
+// Modes a chapter may have.
+const (
+	// ModeRebuild chapters are rebuilt by the learner lab by lab.
+	ModeRebuild = "rebuild"
+	// ModeObserve chapters are read and run, not rebuilt.
+	ModeObserve = "observe"
+)
+
+// Course is the whole course: course-wide settings and its chapters in the order of their numbers.
+type Course struct {
+	// Module is the learner's module path (for example "tinypi").
+	Module string `yaml:"module"`
+	// GoVersion is the go directive of the learner's go.mod (for example "1.26").
+	GoVersion string `yaml:"go"`
+	// KitImport is the import path of the reference package inside the kit; materialised
+	// files have it rewritten to Module.
+	KitImport string `yaml:"kit_import"`
+	// Requires lists the module paths the learner's go.mod requires.
+	Requires []string `yaml:"requires"`
+	// Chapters are sorted by number. They come from the chapter files, not from course.yaml.
+	Chapters []*Chapter `yaml:"-"`
+}
+
+// Chapter is one chapter manifest, checkpoints/NN-<slug>.yaml.
+type Chapter struct {
+	Number  string `yaml:"number"`   // two digits, "07"
+	Slug    string `yaml:"slug"`     // "agent-loop"
+	Title   string `yaml:"title"`    // Chinese title
+	TitleEN string `yaml:"title_en"` // English title
+	Mode    string `yaml:"mode"`     // "rebuild" or "observe"
+	// Files are the chapter's teaching files (or directories), relative to solutions/tinypi.
+	Files []string `yaml:"files"`
+	// TestFile is the chapter's focused test file, relative to solutions/tinypi.
+	TestFile string `yaml:"test_file"`
+	// Doc is the chapter text, relative to the root of the course content.
+	Doc     string    `yaml:"doc"`
+	Labs    []*Lab    `yaml:"labs"`
+	Mutants []*Mutant `yaml:"mutants"`
+}
+
+// Lab is one lab of a chapter.
+type Lab struct {
+	ID      string `yaml:"id"` // "7.1"
+	Title   string `yaml:"title"`
+	TitleEN string `yaml:"title_en"`
+	// StubTitle is the short title used in the pending message; Title when empty.
+	StubTitle string `yaml:"stub_title"`
+	// Keyword is the Chinese keyword that selects the lab, also in `go test -run`.
+	Keyword string `yaml:"keyword"`
+	// Pattern is the regular expression selecting the lab's focused tests.
+	Pattern string `yaml:"pattern"`
+	// Tests is how many focused tests Pattern matches.
+	Tests int `yaml:"tests"`
+}
+
+// Mutant is a known mistake applied to a chapter's target.
+type Mutant struct {
+	Name      string `yaml:"name"`
+	Lab       string `yaml:"lab"`  // id of the lab whose tests must catch it
+	File      string `yaml:"file"` // relative to solutions/tinypi
+	Find      string `yaml:"find"` // must occur exactly once in File
+	Replace   string `yaml:"replace"`
+	Explain   string `yaml:"explain"`
+	ExplainEN string `yaml:"explain_en"`
+}
+
+// UnknownChapterError reports a chapter number that the course does not have. Its message lists
+// the chapters there are, so the learner can pick one without looking elsewhere.
+type UnknownChapterError struct {
+	// Number is the number as it was asked for.
+	Number string
+	// Chapters are the chapters of the course.
+	Chapters []*Chapter
+}
+
+func (e *UnknownChapterError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown chapter %q; the course has:", e.Number)
+	for _, ch := range e.Chapters {
+		fmt.Fprintf(&b, "\n  %s  %s", ch.Number, ch.Title)
+	}
+	if len(e.Chapters) == 0 {
+		b.WriteString(" no chapters")
+	}
+	return b.String()
+}
+
+var (
+	chapterFileRE = regexp.MustCompile(`^([0-9]{2})-([a-z0-9]+(?:-[a-z0-9]+)*)\.yaml$`)
+	labIDRE       = regexp.MustCompile(`^([1-9][0-9]*)\.([1-9][0-9]*)$`)
+)
+
+// Load reads and validates checkpoints/course.yaml and every checkpoints/NN-<slug>.yaml in fsys
+// (the course content, rooted at the repository root). Unknown fields are errors, so a typo in a
+// manifest does not silently drop a setting.
+func Load(fsys fs.FS) (*Course, error) {
+	var c Course
+	if err := decodeFile(fsys, path.Join(Dir, courseFile), &c); err != nil {
+		return nil, err
+	}
+	if err := c.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path.Join(Dir, courseFile), err)
+	}
+
+	entries, err := fs.ReadDir(fsys, Dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading manifests: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || name == courseFile || !strings.HasSuffix(name, ".yaml") {
+			continue
+		}
+		file := path.Join(Dir, name)
+		m := chapterFileRE.FindStringSubmatch(name)
+		if m == nil {
+			return nil, fmt.Errorf("%s: a chapter manifest must be named NN-<slug>.yaml (two digits, lower-case slug)", file)
+		}
+		ch := new(Chapter)
+		if err := decodeFile(fsys, file, ch); err != nil {
+			return nil, err
+		}
+		if ch.Number != m[1] || ch.Slug != m[2] {
+			return nil, fmt.Errorf("%s: number %q and slug %q must match the file name", file, ch.Number, ch.Slug)
+		}
+		if err := ch.validate(); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		c.Chapters = append(c.Chapters, ch)
+	}
+	slices.SortFunc(c.Chapters, func(a, b *Chapter) int { return strings.Compare(a.Number, b.Number) })
+	if err := c.validateAcrossChapters(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// decodeFile decodes one YAML document from file into v, rejecting unknown fields.
+func decodeFile(fsys fs.FS, file string, v any) error {
+	data, err := fs.ReadFile(fsys, file)
+	if err != nil {
+		return fmt.Errorf("reading manifest: %w", err)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		if strings.Contains(err.Error(), "found a tab character") {
+			// yaml.v3 cannot guess the indentation of a block scalar whose first line starts
+			// with a tab, which Go code in a mutant's find/replace often does.
+			return fmt.Errorf("%s: %w (a block scalar whose first line starts with a tab needs an explicit indentation indicator, e.g. |2- for a field of a list item)", file, err)
+		}
+		return fmt.Errorf("%s: %w", file, err)
+	}
+	return nil
+}
+
+func (c *Course) validate() error {
+	var errs []error
+	if c.Module == "" {
+		errs = append(errs, errors.New("module is empty"))
+	}
+	if c.GoVersion == "" {
+		errs = append(errs, errors.New("go is empty"))
+	}
+	if c.KitImport == "" {
+		errs = append(errs, errors.New("kit_import is empty"))
+	}
+	seen := map[string]bool{}
+	for _, r := range c.Requires {
+		if r == "" || seen[r] {
+			errs = append(errs, fmt.Errorf("requires: %q is empty or listed twice", r))
+		}
+		seen[r] = true
+	}
+	return errors.Join(errs...)
+}
+
+func (ch *Chapter) validate() error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if ch.Title == "" || ch.TitleEN == "" {
+		fail("title and title_en must both be set")
+	}
+	if ch.Mode != ModeRebuild && ch.Mode != ModeObserve {
+		fail("mode %q: must be %q or %q", ch.Mode, ModeRebuild, ModeObserve)
+	}
+	if len(ch.Files) == 0 {
+		fail("files: the chapter owns no files")
+	}
+	for _, f := range ch.Files {
+		if !cleanRelative(f) {
+			fail("files: %q must be a clean relative path inside solutions/tinypi", f)
+		}
+	}
+	if ch.TestFile != "" && (!cleanRelative(ch.TestFile) || !strings.HasSuffix(ch.TestFile, "_test.go")) {
+		fail("test_file: %q must be a clean relative path ending in _test.go", ch.TestFile)
+	}
+	if ch.Doc == "" || !cleanRelative(ch.Doc) {
+		fail("doc: %q must be a clean relative path", ch.Doc)
+	}
+	if ch.Rebuild() {
+		if len(ch.Labs) == 0 {
+			fail("labs: a rebuild chapter needs at least one lab")
+		}
+		if ch.TestFile == "" {
+			fail("test_file: a rebuild chapter needs its focused tests")
+		}
+	}
+	major := strings.TrimLeft(ch.Number, "0")
+	ids, keywords := map[string]bool{}, map[string]bool{}
+	for i, l := range ch.Labs {
+		where := fmt.Sprintf("labs[%d] (%s)", i, l.ID)
+		m := labIDRE.FindStringSubmatch(l.ID)
+		switch {
+		case m == nil:
+			fail("%s: id must look like N.M", where)
+		case m[1] != major:
+			fail("%s: id must start with the chapter number %s", where, major)
+		case ids[l.ID]:
+			fail("%s: id listed twice", where)
+		}
+		ids[l.ID] = true
+		if l.Title == "" || l.TitleEN == "" {
+			fail("%s: title and title_en must both be set", where)
+		}
+		if l.Keyword == "" || keywords[l.Keyword] {
+			fail("%s: keyword %q is empty or used by another lab", where, l.Keyword)
+		}
+		keywords[l.Keyword] = true
+		if l.Pattern == "" {
+			fail("%s: pattern is empty", where)
+		} else if _, err := regexp.Compile(l.Pattern); err != nil {
+			fail("%s: pattern: %w", where, err)
+		}
+		if l.Tests < 1 {
+			fail("%s: tests must be at least 1", where)
+		}
+	}
+	names := map[string]bool{}
+	for i, m := range ch.Mutants {
+		where := fmt.Sprintf("mutants[%d] (%s)", i, m.Name)
+		if m.Name == "" || names[m.Name] {
+			fail("%s: name is empty or used by another mutant", where)
+		}
+		names[m.Name] = true
+		if !ids[m.Lab] {
+			fail("%s: lab %q is not a lab of this chapter", where, m.Lab)
+		}
+		if !cleanRelative(m.File) {
+			fail("%s: file %q must be a clean relative path inside solutions/tinypi", where, m.File)
+		}
+		if m.Find == "" || m.Find == m.Replace {
+			fail("%s: find must be set and differ from replace", where)
+		}
+		if m.Explain == "" || m.ExplainEN == "" {
+			fail("%s: explain and explain_en must both be set", where)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// validateAcrossChapters checks what no single chapter file can: unique numbers, lab ids and
+// keywords across the course, every file owned by one chapter, mutants touching owned files.
+func (c *Course) validateAcrossChapters() error {
+	var errs []error
+	numbers := map[string]bool{}
+	owner := map[string]string{} // file → chapter number
+	keywords := map[string]string{}
+	for _, ch := range c.Chapters {
+		if numbers[ch.Number] {
+			errs = append(errs, fmt.Errorf("chapter %s: number used by two manifests", ch.Number))
+		}
+		numbers[ch.Number] = true
+		owned := append(slices.Clone(ch.Files), ch.TestFile)
+		for _, f := range owned {
+			if f == "" {
+				continue
+			}
+			for g, other := range owner {
+				if f == g || strings.HasPrefix(f, g+"/") || strings.HasPrefix(g, f+"/") {
+					errs = append(errs, fmt.Errorf("chapter %s: file %q is also owned by chapter %s (%q)", ch.Number, f, other, g))
+				}
+			}
+			owner[f] = ch.Number
+		}
+		for _, l := range ch.Labs {
+			if other, ok := keywords[l.Keyword]; ok && other != ch.Number {
+				errs = append(errs, fmt.Errorf("chapter %s: lab %s keyword %q is also used in chapter %s", ch.Number, l.ID, l.Keyword, other))
+			}
+			keywords[l.Keyword] = ch.Number
+		}
+		for _, m := range ch.Mutants {
+			if !ownedBy(owner, m.File) {
+				errs = append(errs, fmt.Errorf("chapter %s: mutant %s: file %q is not owned by this or an earlier chapter", ch.Number, m.Name, m.File))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ownedBy reports whether file is one of the owned paths or lies under an owned directory.
+func ownedBy(owner map[string]string, file string) bool {
+	for g := range owner {
+		if file == g || strings.HasPrefix(file, g+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// cleanRelative reports whether p is a clean, slash-separated path that stays inside its root.
+func cleanRelative(p string) bool {
+	return p != "" && fs.ValidPath(p) && p != "."
+}
+
+// Chapter returns the chapter with the given number; "7" and "07" name the same chapter. An
+// unknown number gives an *UnknownChapterError.
+func (c *Course) Chapter(number string) (*Chapter, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(number))
+	if err == nil && n >= 0 {
+		want := fmt.Sprintf("%02d", n)
+		for _, ch := range c.Chapters {
+			if ch.Number == want {
+				return ch, nil
+			}
+		}
+	}
+	return nil, &UnknownChapterError{Number: number, Chapters: c.Chapters}
+}
+
+// Parent returns the chapter before ch, or nil when ch is the first (or not in the course).
+func (c *Course) Parent(ch *Chapter) *Chapter {
+	i := slices.Index(c.Chapters, ch)
+	if i <= 0 {
+		return nil
+	}
+	return c.Chapters[i-1]
+}
+
+// Lab returns the lab with the given id ("7.3") or keyword ("非执行终态"). An unknown lab gives
+// an error that lists the chapter's labs.
+func (ch *Chapter) Lab(idOrKeyword string) (*Lab, error) {
+	want := strings.TrimSpace(idOrKeyword)
+	for _, l := range ch.Labs {
+		if l.ID == want || l.Keyword == want {
+			return l, nil
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "chapter %s has no lab %q; its labs are:", ch.Number, idOrKeyword)
+	for _, l := range ch.Labs {
+		fmt.Fprintf(&b, "\n  %s  %s (%s)", l.ID, l.Title, l.Keyword)
+	}
+	if len(ch.Labs) == 0 {
+		b.WriteString(" none")
+	}
+	return nil, errors.New(b.String())
+}
+
+// TeachingFiles returns the chapter's teaching files (entries may be directories), relative to
+// solutions/tinypi.
+func (ch *Chapter) TeachingFiles() []string { return slices.Clone(ch.Files) }
+
+// Rebuild reports whether the learner rebuilds the chapter (mode rebuild).
+func (ch *Chapter) Rebuild() bool { return ch.Mode == ModeRebuild }
+
+// PendingMessage is the message a stub of the lab panics with, for example
+// "Lab 7.1 收集模型终态 尚未实现".
+func (l *Lab) PendingMessage() string {
+	title := l.StubTitle
+	if title == "" {
+		title = l.Title
+	}
+	return fmt.Sprintf("Lab %s %s 尚未实现", l.ID, title)
+}
+
+// CardPath returns the path of the lab card, relative to the root of the course content:
+// "labs/07/7.1.md" for lang "zh" and "labs/07/7.1.en.md" for any other language ("en").
+func (l *Lab) CardPath(lang string) string {
+	major, _, _ := strings.Cut(l.ID, ".")
+	n, _ := strconv.Atoi(major)
+	dir := fmt.Sprintf("labs/%02d/", n)
+	if lang == "" || lang == "zh" {
+		return dir + l.ID + ".md"
+	}
+	return dir + l.ID + "." + lang + ".md"
+}

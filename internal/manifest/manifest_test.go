@@ -1,0 +1,232 @@
+package manifest_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+
+	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/manifest"
+)
+
+const courseYAML = `module: tinypi
+go: "1.26"
+kit_import: example.com/kit/solutions/tinypi
+requires:
+  - golang.org/x/text
+`
+
+const ch02YAML = `number: "02"
+slug: tools
+title: 工具
+title_en: Tools
+mode: rebuild
+files: [tool.go]
+test_file: ch02_tools_test.go
+doc: docs/02-tools.md
+labs:
+  - id: "2.1"
+    title: 校验参数
+    title_en: Validate arguments
+    stub_title: 参数校验
+    keyword: 参数校验
+    pattern: ^TestLab2_1_
+    tests: 2
+  - id: "2.2"
+    title: 执行工具
+    title_en: Run a tool
+    keyword: 执行工具
+    pattern: ^TestLab2_2_
+    tests: 1
+mutants:
+  - name: skip-validation
+    lab: "2.1"
+    file: tool.go
+    find: "validate(args)"
+    replace: "nil"
+    explain: 跳过校验。
+    explain_en: Skips validation.
+`
+
+const ch01YAML = `number: "01"
+slug: messages
+title: 消息
+title_en: Messages
+mode: observe
+files: [message.go, wire]
+doc: docs/01-messages.md
+`
+
+func validFS() fstest.MapFS {
+	return fstest.MapFS{
+		"checkpoints/course.yaml":      {Data: []byte(courseYAML)},
+		"checkpoints/02-tools.yaml":    {Data: []byte(ch02YAML)},
+		"checkpoints/01-messages.yaml": {Data: []byte(ch01YAML)},
+	}
+}
+
+func TestLoadValid(t *testing.T) {
+	c, err := manifest.Load(validFS())
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	var numbers []string
+	for _, ch := range c.Chapters {
+		numbers = append(numbers, ch.Number)
+	}
+	if diff := cmp.Diff([]string{"01", "02"}, numbers); diff != "" {
+		t.Errorf("chapter order (-want +got):\n%s", diff)
+	}
+	if c.Module != "tinypi" || c.GoVersion != "1.26" || c.KitImport != "example.com/kit/solutions/tinypi" {
+		t.Errorf("course settings = %q %q %q", c.Module, c.GoVersion, c.KitImport)
+	}
+	ch := c.Chapters[1]
+	want := &manifest.Mutant{Name: "skip-validation", Lab: "2.1", File: "tool.go", Find: "validate(args)",
+		Replace: "nil", Explain: "跳过校验。", ExplainEN: "Skips validation."}
+	if diff := cmp.Diff(want, ch.Mutants[0]); diff != "" {
+		t.Errorf("mutant (-want +got):\n%s", diff)
+	}
+	if !ch.Rebuild() || c.Chapters[0].Rebuild() {
+		t.Errorf("Rebuild: 02=%v 01=%v, want true false", ch.Rebuild(), c.Chapters[0].Rebuild())
+	}
+	if c.Parent(ch) != c.Chapters[0] || c.Parent(c.Chapters[0]) != nil {
+		t.Errorf("Parent is wrong")
+	}
+}
+
+func TestLoadErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		file string // file to replace in validFS
+		old  string // text in that file to replace
+		new  string
+		want string // substring of the error
+	}{
+		{"typo in a field", "checkpoints/02-tools.yaml", "title_en: Tools", "titel_en: Tools", "titel_en"},
+		{"typo in course.yaml", "checkpoints/course.yaml", "kit_import:", "kit_imports:", "kit_imports"},
+		{"bad mode", "checkpoints/02-tools.yaml", "mode: rebuild", "mode: watch", `mode "watch"`},
+		{"duplicate lab id", "checkpoints/02-tools.yaml", `id: "2.2"`, `id: "2.1"`, "id listed twice"},
+		{"lab id of another chapter", "checkpoints/02-tools.yaml", `id: "2.2"`, `id: "3.2"`, "chapter number 2"},
+		{"bad pattern", "checkpoints/02-tools.yaml", "^TestLab2_2_", "^TestLab2_2_(", "pattern"},
+		{"zero tests", "checkpoints/02-tools.yaml", "tests: 1", "tests: 0", "tests must be at least 1"},
+		{"mutant of unknown lab", "checkpoints/02-tools.yaml", `lab: "2.1"`, `lab: "2.9"`, `lab "2.9" is not a lab`},
+		{"mutant of unowned file", "checkpoints/02-tools.yaml", "file: tool.go", "file: other.go", `"other.go" is not owned`},
+		{"file owned twice", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go, message.go]", `"message.go" is also owned by chapter 01`},
+		{"file under an owned directory", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go, wire/x.go]", "also owned"},
+		{"number differs from file name", "checkpoints/02-tools.yaml", `number: "02"`, `number: "03"`, "must match the file name"},
+		{"path leaves the package", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [../tool.go]", "clean relative path"},
+		{"rebuild without labs", "checkpoints/01-messages.yaml", "mode: observe", "mode: rebuild", "at least one lab"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := validFS()
+			data := string(fsys[tt.file].Data)
+			if !strings.Contains(data, tt.old) {
+				t.Fatalf("test setup: %q not in %s", tt.old, tt.file)
+			}
+			fsys[tt.file] = &fstest.MapFile{Data: []byte(strings.Replace(data, tt.old, tt.new, 1))}
+			_, err := manifest.Load(fsys)
+			if err == nil {
+				t.Fatalf("Load succeeded, want an error containing %q", tt.want)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load error = %q, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadBadFileName(t *testing.T) {
+	fsys := validFS()
+	fsys["checkpoints/2-Tools.yaml"] = fsys["checkpoints/02-tools.yaml"]
+	_, err := manifest.Load(fsys)
+	if err == nil || !strings.Contains(err.Error(), "2-Tools.yaml") {
+		t.Errorf("Load error = %v, want one naming 2-Tools.yaml", err)
+	}
+}
+
+func TestLoadMissingCourse(t *testing.T) {
+	_, err := manifest.Load(fstest.MapFS{})
+	if err == nil || !strings.Contains(err.Error(), "course.yaml") {
+		t.Errorf("Load error = %v, want one naming course.yaml", err)
+	}
+}
+
+func TestChapterLookup(t *testing.T) {
+	c, err := manifest.Load(validFS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, number := range []string{"2", "02", " 2 "} {
+		ch, err := c.Chapter(number)
+		if err != nil || ch.Number != "02" {
+			t.Errorf("Chapter(%q) = %v, %v; want chapter 02", number, ch, err)
+		}
+	}
+	_, err = c.Chapter("9")
+	var unknown *manifest.UnknownChapterError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("Chapter(9) error = %v, want *UnknownChapterError", err)
+	}
+	for _, want := range []string{`"9"`, "01  消息", "02  工具"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Chapter(9) error = %q, want it to contain %q", err, want)
+		}
+	}
+}
+
+func TestLabLookup(t *testing.T) {
+	c, err := manifest.Load(validFS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := c.Chapters[1]
+	for _, key := range []string{"2.2", "执行工具"} {
+		l, err := ch.Lab(key)
+		if err != nil || l.ID != "2.2" {
+			t.Errorf("Lab(%q) = %v, %v; want lab 2.2", key, l, err)
+		}
+	}
+	_, err = ch.Lab("2.7")
+	if err == nil || !strings.Contains(err.Error(), "2.1  校验参数 (参数校验)") || !strings.Contains(err.Error(), "2.2") {
+		t.Errorf("Lab(2.7) error = %v, want one listing the labs", err)
+	}
+}
+
+func TestLabTexts(t *testing.T) {
+	c, err := manifest.Load(validFS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	l1, l2 := c.Chapters[1].Labs[0], c.Chapters[1].Labs[1]
+	got := []string{l1.PendingMessage(), l2.PendingMessage(), l1.CardPath("zh"), l1.CardPath("en")}
+	want := []string{"Lab 2.1 参数校验 尚未实现", "Lab 2.2 执行工具 尚未实现", "labs/02/2.1.md", "labs/02/2.1.en.md"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadCourseContent loads the real manifests, so a broken manifest fails the kit's tests.
+func TestLoadCourseContent(t *testing.T) {
+	c, err := manifest.Load(course.Content())
+	if err != nil {
+		t.Fatalf("Load(course.Content()): %v", err)
+	}
+	if len(c.Chapters) == 0 {
+		t.Fatal("the course has no chapters")
+	}
+	ch, err := c.Chapter("7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := ch.Lab("7.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := l.PendingMessage(), "Lab 7.1 收集模型终态 尚未实现"; got != want {
+		t.Errorf("PendingMessage = %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,318 @@
+// Package practice creates and finds learner practice directories: a chapter's starter with its
+// lab cards, a LEARNING.md guide and a git repository whose single commit is the starter, so that
+// `git diff` shows exactly the learner's work.
+package practice
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"syscall"
+	"text/template"
+	"time"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/learn-tinypi/course/internal/history"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// Paths inside a practice directory, and of its templates inside the course content.
+const (
+	ProvenancePath   = ".course/practice.json"
+	learningPath     = "LEARNING.md"
+	gitignorePath    = ".gitignore"
+	learningTemplate = "practice/LEARNING.md.tmpl"
+	gitignoreSource  = "practice/gitignore"
+)
+
+// Provenance records where a practice directory came from; it is stored in .course/practice.json.
+type Provenance struct {
+	Chapter    string   `json:"chapter"`     // chapter number, "07"
+	Parent     string   `json:"parent"`      // commit hash of the chapter's parent checkpoint, "" for the first
+	Target     string   `json:"target"`      // commit hash of the chapter's target checkpoint
+	Module     string   `json:"module"`      // the learner's module path
+	CreatedAt  string   `json:"created_at"`  // RFC 3339
+	KitVersion string   `json:"kit_version"` // the course binary's module version
+	Labs       []string `json:"labs"`        // lab ids in order
+}
+
+// ErrNotPractice is returned (wrapped) by Find when no practice directory encloses the given
+// directory.
+var ErrNotPractice = errors.New("not inside a practice directory (no " + ProvenancePath +
+	" found); create one with `course practice 07 ./mydir`")
+
+// Create writes a practice directory for ch into dir, which must not exist or be empty; its
+// parent must exist. Everything is built in a temporary sibling directory and renamed into place
+// at the end, so a failure leaves nothing behind.
+func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History, ch *manifest.Chapter) (err error) {
+	if err := checkEmpty(dir); err != nil {
+		return err
+	}
+	files, err := practiceTree(b, h, ch, time.Now().UTC())
+	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("practice directory %s: %w", dir, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("creating practice directory %s: %w", dir, err)
+	}
+	defer os.RemoveAll(tmp) // empty after a successful rename; everything after a failure
+	staging := filepath.Join(tmp, "practice")
+	if err := files.Write(staging); err != nil {
+		return fmt.Errorf("writing practice directory %s: %w", dir, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := commitAll(staging, ch, time.Now()); err != nil {
+		return fmt.Errorf("creating the git repository of %s: %w", dir, err)
+	}
+	if err := moveInto(staging, abs); err != nil {
+		return fmt.Errorf("creating practice directory %s: %w", dir, err)
+	}
+	return nil
+}
+
+// moveInto renames staging to dir when dir does not exist. When dir is an existing empty
+// directory (perhaps the shell's working directory) it is kept, and staging's entries are moved
+// into it; if one move fails, the entries already moved are removed again.
+func moveInto(staging, dir string) error {
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return os.Rename(staging, dir)
+	}
+	entries, err := os.ReadDir(staging)
+	if err != nil {
+		return err
+	}
+	for i, e := range entries {
+		if err := os.Rename(filepath.Join(staging, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			for _, moved := range entries[:i] {
+				os.RemoveAll(filepath.Join(dir, moved.Name()))
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// checkEmpty returns an error unless dir does not exist or is an empty directory.
+func checkEmpty(dir string) error {
+	info, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("practice directory %s: %w", dir, err)
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("practice directory %s exists and is not a directory", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("practice directory %s: %w", dir, err)
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("practice directory %s is not empty; choose a new directory (nothing was changed)", dir)
+	}
+	return nil
+}
+
+// practiceTree returns every file of ch's practice directory except the git repository.
+func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, now time.Time) (tree.Tree, error) {
+	if len(ch.Labs) == 0 {
+		return nil, fmt.Errorf("chapter %s has no labs to practise", ch.Number)
+	}
+	starter, err := b.Starter(ch)
+	if err != nil {
+		return nil, fmt.Errorf("building the starter of chapter %s: %w", ch.Number, err)
+	}
+	files := tree.Tree{}
+	for p, data := range starter {
+		files[p] = data
+	}
+	content := b.FS()
+	add := func(p string, data []byte) error {
+		if _, ok := files[p]; ok {
+			return fmt.Errorf("the starter of chapter %s already has %s", ch.Number, p)
+		}
+		files[p] = data
+		return nil
+	}
+
+	var labIDs []string
+	for _, lab := range ch.Labs {
+		labIDs = append(labIDs, lab.ID)
+		for _, lang := range []string{"zh", "en"} {
+			card, err := fs.ReadFile(content, lab.CardPath(lang))
+			if err != nil {
+				return nil, fmt.Errorf("lab %s card: %w", lab.ID, err)
+			}
+			if err := add(cardPath(lab, lang), card); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	learning, err := renderLearning(content, b.Course(), ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(learningPath, learning); err != nil {
+		return nil, err
+	}
+	gitignore, err := fs.ReadFile(content, gitignoreSource)
+	if err != nil {
+		return nil, fmt.Errorf("practice .gitignore template: %w", err)
+	}
+	if err := add(gitignorePath, gitignore); err != nil {
+		return nil, err
+	}
+
+	prov := Provenance{
+		Chapter:    ch.Number,
+		Module:     b.Course().Module,
+		CreatedAt:  now.Format(time.RFC3339),
+		KitVersion: kitVersion(),
+		Labs:       labIDs,
+	}
+	if h != nil {
+		prov.Parent, prov.Target = h.Parent(ch), h.Target(ch)
+	}
+	provJSON, err := json.MarshalIndent(prov, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding %s: %w", ProvenancePath, err)
+	}
+	if err := add(ProvenancePath, append(provJSON, '\n')); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// cardPath is where lab's card in lang lives inside a practice directory: labs/7.1.md, labs/7.1.en.md.
+func cardPath(lab *manifest.Lab, lang string) string {
+	return "labs/" + path.Base(lab.CardPath(lang))
+}
+
+// learningData is what practice/LEARNING.md.tmpl is rendered with.
+type learningData struct {
+	Module  string
+	Chapter *manifest.Chapter
+	Labs    []learningLab
+}
+
+// learningLab is one lab as LEARNING.md shows it.
+type learningLab struct {
+	*manifest.Lab
+	Card, CardEN   string // paths inside the practice directory
+	Command        string // the go test command that runs the lab's tests
+	PendingMessage string
+}
+
+func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]byte, error) {
+	text, err := fs.ReadFile(content, learningTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
+	}
+	tmpl, err := template.New(learningTemplate).Option("missingkey=error").Parse(string(text))
+	if err != nil {
+		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
+	}
+	data := learningData{Module: c.Module, Chapter: ch}
+	for _, lab := range ch.Labs {
+		data.Labs = append(data.Labs, learningLab{
+			Lab:            lab,
+			Card:           cardPath(lab, "zh"),
+			CardEN:         cardPath(lab, "en"),
+			Command:        TestCommand(lab),
+			PendingMessage: lab.PendingMessage(),
+		})
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// TestCommand returns the shell command that runs lab's focused tests in a practice directory.
+func TestCommand(lab *manifest.Lab) string {
+	return "go test -run '" + strings.ReplaceAll(lab.Pattern, "'", `'\''`) + "' ."
+}
+
+// kitVersion returns the version of the kit's module the running binary was built from.
+func kitVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+// commitAll makes dir a git repository on branch main whose one commit holds every file.
+func commitAll(dir string, ch *manifest.Chapter, now time.Time) error {
+	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
+		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
+	})
+	if err != nil {
+		return err
+	}
+	wt, err := repo.Worktree()
+	if err != nil {
+		return err
+	}
+	if err := wt.AddWithOptions(&git.AddOptions{All: true}); err != nil {
+		return err
+	}
+	sig := history.Signature(now) // the course history's author, at the time of creation
+	msg := fmt.Sprintf("practice %s: starter of %s\n\nEdit the lab regions; `git diff` shows your work.\n", ch.Number, ch.TitleEN)
+	_, err = wt.Commit(msg, &git.CommitOptions{Author: &sig, Committer: &sig})
+	return err
+}
+
+// Find walks up from dir to the root of the practice directory that encloses it (the directory
+// holding .course/practice.json) and returns that root and its provenance. When there is none the
+// error wraps ErrNotPractice.
+func Find(dir string) (root string, p *Provenance, err error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", nil, fmt.Errorf("finding the practice directory of %s: %w", dir, err)
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		file := filepath.Join(d, filepath.FromSlash(ProvenancePath))
+		data, err := os.ReadFile(file)
+		switch {
+		case err == nil:
+			var prov Provenance
+			if err := json.Unmarshal(data, &prov); err != nil {
+				return "", nil, fmt.Errorf("reading %s: %w", file, err)
+			}
+			if prov.Chapter == "" {
+				return "", nil, fmt.Errorf("reading %s: no chapter recorded", file)
+			}
+			return d, &prov, nil
+		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return "", nil, fmt.Errorf("reading %s: %w", file, err)
+		}
+		if filepath.Dir(d) == d {
+			return "", nil, fmt.Errorf("%s: %w", abs, ErrNotPractice)
+		}
+	}
+}

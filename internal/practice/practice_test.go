@@ -1,0 +1,391 @@
+package practice_test
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/google/go-cmp/cmp"
+
+	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/history"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// Reference lines of chapter 02's labs: a practice directory must not contain them.
+const (
+	answer21 = "return strings.ToUpper(s)"
+	answer22 = "return len(s) * 2"
+)
+
+// fakeCourse is a course of two chapters, using the kit's real go.mod and go.sum and practice
+// templates.
+func fakeCourse(t *testing.T) fstest.MapFS {
+	t.Helper()
+	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
+	fsys := fstest.MapFS{
+		"checkpoints/course.yaml": file(`module: tinypi
+go: "1.26"
+kit_import: github.com/learn-tinypi/course/solutions/tinypi
+requires: []
+`),
+		"checkpoints/01-base.yaml": file(`number: "01"
+slug: base
+title: 基础
+title_en: Base
+mode: observe
+files: [base.go]
+doc: docs/01-base.md
+`),
+		"checkpoints/02-words.yaml": file(`number: "02"
+slug: words
+title: 单词
+title_en: Words
+mode: rebuild
+files: [words.go]
+test_file: ch02_words_test.go
+doc: docs/02-words.md
+labs:
+  - {id: "2.1", title: 大写, title_en: Upper, keyword: 大写, pattern: ^TestLab2_1_, tests: 1}
+  - {id: "2.2", title: 宽度, title_en: Width, stub_title: 计算宽度, keyword: 宽度, pattern: ^TestLab2_2_, tests: 1}
+`),
+		"solutions/tinypi/base.go": file("// Package tinypi is a test.\npackage tinypi\n"),
+		"solutions/tinypi/words.go": file(`package tinypi
+
+import "strings"
+
+// Upper shouts.
+func Upper(s string) string {
+	//lab:begin 2.1
+	` + answer21 + `
+	//lab:end
+}
+
+// Width measures.
+func Width(s string) int {
+	//lab:begin 2.2
+	` + answer22 + `
+	//lab:end
+}
+`),
+		"solutions/tinypi/ch02_words_test.go": file(`package tinypi
+
+import "testing"
+
+func TestLab2_1_Upper(t *testing.T) { _ = Upper("a") }
+
+func TestLab2_2_Width(t *testing.T) { _ = Width("a") }
+`),
+		"labs/02/2.1.md":    file("# Lab 2.1 大写\n"),
+		"labs/02/2.1.en.md": file("# Lab 2.1 Upper\n"),
+		"labs/02/2.2.md":    file("# Lab 2.2 宽度\n"),
+		"labs/02/2.2.en.md": file("# Lab 2.2 Width\n"),
+		"docs/01-base.md":   file("# 基础\n"),
+		"docs/02-words.md":  file("# 单词\n"),
+	}
+	for _, name := range []string{"go.mod", "go.sum", "practice/LEARNING.md.tmpl", "practice/gitignore"} {
+		data, err := fs.ReadFile(course.Content(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fsys[name] = &fstest.MapFile{Data: data}
+	}
+	return fsys
+}
+
+type fixture struct {
+	b  *tree.Builder
+	h  *history.History
+	ch *manifest.Chapter
+}
+
+func newFixture(t *testing.T, fsys fs.FS) fixture {
+	t.Helper()
+	b, err := tree.NewBuilder(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Build(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := b.Course().Chapter("02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fixture{b, h, ch}
+}
+
+// files returns the paths of the regular files under dir, slash-separated, except .git's.
+func files(t *testing.T, dir string) []string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+func TestCreate(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	dir := filepath.Join(t.TempDir(), "mine")
+	if err := practice.Create(context.Background(), dir, f.b, f.h, f.ch); err != nil {
+		t.Fatal(err)
+	}
+
+	starter, err := f.b.Starter(f.ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := append(starter.Paths(), ".course/practice.json", ".gitignore", "LEARNING.md",
+		"labs/2.1.en.md", "labs/2.1.md", "labs/2.2.en.md", "labs/2.2.md")
+	slices.Sort(want)
+	got := files(t, dir)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("files (-want +got):\n%s", diff)
+	}
+
+	// No answers: the starter's stubs, never this chapter's reference code.
+	for _, p := range got {
+		data, err := os.ReadFile(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, answer := range []string{answer21, answer22} {
+			if strings.Contains(string(data), answer) {
+				t.Errorf("%s contains the answer %q", p, answer)
+			}
+		}
+	}
+	words, _ := os.ReadFile(filepath.Join(dir, "words.go"))
+	if !strings.Contains(string(words), "Lab 2.2 计算宽度 尚未实现") {
+		t.Errorf("words.go lacks lab 2.2's pending message:\n%s", words)
+	}
+
+	learning, _ := os.ReadFile(filepath.Join(dir, "LEARNING.md"))
+	for _, part := range []string{"labs/2.1.md", "go test -run '^TestLab2_1_' .", "go test -run '^TestLab2_2_' .",
+		"Lab 2.1 大写 尚未实现", "course test", "git diff", "Chapter 02 practice: Words"} {
+		if !strings.Contains(string(learning), part) {
+			t.Errorf("LEARNING.md lacks %q:\n%s", part, learning)
+		}
+	}
+
+	// One commit holding every file, and a clean work tree: `git diff` starts empty.
+	repo, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head.Name().Short() != "main" {
+		t.Errorf("branch = %s, want main", head.Name().Short())
+	}
+	commit, err := repo.CommitObject(head.Hash())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if commit.NumParents() != 0 {
+		t.Errorf("the commit has %d parents; a practice directory carries no course history", commit.NumParents())
+	}
+	if commit.Author.Email != history.AuthorEmail {
+		t.Errorf("author = %s, want %s", commit.Author.Email, history.AuthorEmail)
+	}
+	var committed []string
+	ctree, _ := commit.Tree()
+	ctree.Files().ForEach(func(f *object.File) error { committed = append(committed, f.Name); return nil })
+	slices.Sort(committed)
+	if diff := cmp.Diff(got, committed); diff != "" {
+		t.Errorf("committed files (-on disk +committed):\n%s", diff)
+	}
+	wt, _ := repo.Worktree()
+	if status, err := wt.Status(); err != nil || !status.IsClean() {
+		t.Errorf("work tree not clean after Create: %v %v", status, err)
+	}
+
+	// Find from a subdirectory.
+	root, prov, err := practice.Find(filepath.Join(dir, "labs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if root != dir {
+		t.Errorf("root = %s, want %s", root, dir)
+	}
+	wantProv := practice.Provenance{Chapter: "02", Parent: f.h.Parent(f.ch), Target: f.h.Target(f.ch),
+		Module: "tinypi", Labs: []string{"2.1", "2.2"}}
+	if prov.Parent == "" || prov.Target == "" || prov.CreatedAt == "" || prov.KitVersion == "" {
+		t.Errorf("provenance has empty fields: %+v", prov)
+	}
+	prov.CreatedAt, prov.KitVersion = "", ""
+	if diff := cmp.Diff(&wantProv, prov); diff != "" {
+		t.Errorf("provenance (-want +got):\n%s", diff)
+	}
+}
+
+func TestCreateIntoEmptyDir(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	dir := t.TempDir()
+	before, err := os.Stat(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := practice.Create(context.Background(), dir, f.b, f.h, f.ch); err != nil {
+		t.Fatal(err)
+	}
+	if root, _, err := practice.Find(dir); err != nil || root != dir {
+		t.Errorf("Find after Create into an empty dir = %s, %v; want %s", root, err, dir)
+	}
+	// The directory itself is kept (it may be the shell's working directory).
+	if after, err := os.Stat(dir); err != nil || !os.SameFile(before, after) {
+		t.Errorf("Create replaced the existing empty directory")
+	}
+	if _, err := git.PlainOpen(dir); err != nil {
+		t.Errorf("no git repository in the existing directory: %v", err)
+	}
+	assertOnly(t, filepath.Dir(dir), filepath.Base(dir))
+}
+
+func TestCreateRefusesNonEmptyDir(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "busy")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := practice.Create(context.Background(), dir, f.b, f.h, f.ch)
+	if err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Fatalf("err = %v, want a not-empty error", err)
+	}
+	if diff := cmp.Diff([]string{"notes.txt"}, files(t, dir)); diff != "" {
+		t.Errorf("dir changed (-want +got):\n%s", diff)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(data) != "mine" {
+		t.Errorf("notes.txt = %q, want it untouched", data)
+	}
+	assertOnly(t, parent, "busy")
+}
+
+// assertOnly fails unless dir holds exactly the named entries.
+func assertOnly(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	if diff := cmp.Diff(names, got); diff != "" {
+		t.Errorf("entries of %s (-want +got):\n%s", dir, diff)
+	}
+}
+
+func TestCreateUnwritableParent(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	parent := t.TempDir()
+	// A regular file as the parent fails even for root, who may write to a read-only directory.
+	blocker := filepath.Join(parent, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := practice.Create(context.Background(), filepath.Join(blocker, "p"), f.b, f.h, f.ch); err == nil {
+		t.Fatal("Create under a regular file succeeded")
+	}
+	assertOnly(t, parent, "file")
+}
+
+// flipCtx is a context that reports cancellation from its n-th Err call on, to fail Create
+// after it has started writing.
+type flipCtx struct {
+	context.Context
+	calls atomic.Int32
+	n     int32
+}
+
+func (c *flipCtx) Err() error {
+	if c.calls.Add(1) >= c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+func TestCreateFailureMidwayLeavesNothing(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	// Create checks ctx before writing and again after writing the files; fail on the second.
+	ctx := &flipCtx{Context: context.Background(), n: 2}
+	parent := t.TempDir()
+	err := practice.Create(ctx, filepath.Join(parent, "p"), f.b, f.h, f.ch)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if ctx.calls.Load() < 2 {
+		t.Fatalf("Create stopped before writing (%d ctx checks); the test proves nothing", ctx.calls.Load())
+	}
+	assertOnly(t, parent)
+}
+
+func TestCreateMissingCard(t *testing.T) {
+	fsys := fakeCourse(t)
+	delete(fsys, "labs/02/2.2.en.md")
+	f := newFixture(t, fsys)
+	parent := t.TempDir()
+	err := practice.Create(context.Background(), filepath.Join(parent, "p"), f.b, f.h, f.ch)
+	if err == nil || !strings.Contains(err.Error(), "2.2") {
+		t.Fatalf("err = %v, want an error naming lab 2.2's card", err)
+	}
+	assertOnly(t, parent)
+}
+
+func TestFindNotPractice(t *testing.T) {
+	_, _, err := practice.Find(t.TempDir())
+	if !errors.Is(err, practice.ErrNotPractice) {
+		t.Fatalf("err = %v, want ErrNotPractice", err)
+	}
+	if !strings.Contains(err.Error(), "course practice 07 ./mydir") {
+		t.Errorf("message %q does not say how to create a practice directory", err)
+	}
+}
+
+func TestFindBrokenProvenance(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".course"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".course", "practice.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := practice.Find(dir)
+	if err == nil || errors.Is(err, practice.ErrNotPractice) || !strings.Contains(err.Error(), "practice.json") {
+		t.Errorf("err = %v, want an error about the broken practice.json", err)
+	}
+}

@@ -1,0 +1,433 @@
+// Package tree materialises checkpoint trees: the learner's module at a chapter's target, its
+// parent, its starter, a progressive stage between the two, or a mutant of the target.
+//
+// Every tree is derived from the reference under solutions/tinypi and the chapter manifests, as
+// docs/authoring.md describes; nothing here keeps a second copy of course code.
+package tree
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/format"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
+
+	"github.com/learn-tinypi/course/internal/labsrc"
+	"github.com/learn-tinypi/course/internal/manifest"
+)
+
+// SourceDir is the folder of the reference package, relative to the root of the course content.
+// Chapter files are relative to it, and land at the root of a learner tree.
+const SourceDir = "solutions/tinypi"
+
+// Tree is a set of files, keyed by slash-separated paths relative to the tree root.
+type Tree map[string][]byte
+
+// Builder builds trees from the course content.
+type Builder struct {
+	fsys     fs.FS
+	course   *manifest.Course
+	versions map[string]string // module path → version, from the kit's go.mod
+	goSum    []byte            // the kit's go.sum
+}
+
+// NewBuilder loads the manifests from fsys (the course content, rooted at the repository root)
+// and the kit's go.mod and go.sum, which give the learner's module its versions and checksums.
+func NewBuilder(fsys fs.FS) (*Builder, error) {
+	c, err := manifest.Load(fsys)
+	if err != nil {
+		return nil, fmt.Errorf("loading the course manifests: %w", err)
+	}
+	data, err := fs.ReadFile(fsys, "go.mod")
+	if err != nil {
+		return nil, fmt.Errorf("reading the kit's go.mod: %w", err)
+	}
+	kitMod, err := modfile.ParseLax("go.mod", data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the kit's go.mod: %w", err)
+	}
+	versions := map[string]string{}
+	for _, r := range kitMod.Require {
+		versions[r.Mod.Path] = r.Mod.Version
+	}
+	for _, r := range c.Requires {
+		if versions[r] == "" {
+			return nil, fmt.Errorf("checkpoints/course.yaml requires %s, but the kit's go.mod does not require it, so the learner's module would have no version for it", r)
+		}
+	}
+	goSum, err := fs.ReadFile(fsys, "go.sum")
+	if err != nil {
+		return nil, fmt.Errorf("reading the kit's go.sum: %w", err)
+	}
+	return &Builder{fsys: fsys, course: c, versions: versions, goSum: goSum}, nil
+}
+
+// Course returns the loaded course.
+func (b *Builder) Course() *manifest.Course { return b.course }
+
+// Target returns the tree of ch's target: the learner's go.mod and go.sum and every file owned
+// by the chapters up to ch, with lab markers removed.
+func (b *Builder) Target(ch *manifest.Chapter) (Tree, error) {
+	return b.build(ch, len(ch.Labs), nil)
+}
+
+// Parent returns the target of the chapter before ch; for the first chapter it is an empty
+// module (go.mod and go.sum only).
+func (b *Builder) Parent(ch *manifest.Chapter) (Tree, error) {
+	if err := b.check(ch); err != nil {
+		return nil, err
+	}
+	if p := b.course.Parent(ch); p != nil {
+		return b.Target(p)
+	}
+	return b.module(Tree{})
+}
+
+// Starter returns ch's starter: its parent plus ch's teaching files with every lab of ch stubbed,
+// plus ch's focused tests.
+func (b *Builder) Starter(ch *manifest.Chapter) (Tree, error) {
+	return b.build(ch, 0, nil)
+}
+
+// Progressive returns ch's tree with labs[:k] from the reference and labs[k:] stubbed (k counts
+// from 0: Progressive(ch, 0) is the starter, Progressive(ch, len(ch.Labs)) the target).
+func (b *Builder) Progressive(ch *manifest.Chapter, k int) (Tree, error) {
+	if k < 0 || k > len(ch.Labs) {
+		return nil, fmt.Errorf("chapter %s: progressive stage %d out of range 0..%d", ch.Number, k, len(ch.Labs))
+	}
+	return b.build(ch, k, nil)
+}
+
+// Mutant returns ch's target with the mutant m applied to its file.
+func (b *Builder) Mutant(ch *manifest.Chapter, m *manifest.Mutant) (Tree, error) {
+	if !slices.Contains(ch.Mutants, m) {
+		return nil, fmt.Errorf("chapter %s has no mutant %q", ch.Number, m.Name)
+	}
+	return b.build(ch, len(ch.Labs), m)
+}
+
+// UnownedFiles lists the files under solutions/tinypi that no chapter owns; such a file is in no
+// learner tree, which is almost always a mistake in the manifests.
+func (b *Builder) UnownedFiles() ([]string, error) {
+	var unowned []string
+	err := fs.WalkDir(b.fsys, SourceDir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel := strings.TrimPrefix(p, SourceDir+"/")
+		for _, ch := range b.course.Chapters {
+			for _, owned := range append(ch.TeachingFiles(), ch.TestFile) {
+				if owned != "" && (rel == owned || strings.HasPrefix(rel, owned+"/")) {
+					return nil
+				}
+			}
+		}
+		unowned = append(unowned, rel)
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", SourceDir, err)
+	}
+	return unowned, nil
+}
+
+// check makes sure ch is a chapter of this builder's course.
+func (b *Builder) check(ch *manifest.Chapter) error {
+	if ch == nil || !slices.Contains(b.course.Chapters, ch) {
+		return errors.New("the chapter is not one of this course's chapters")
+	}
+	return nil
+}
+
+// build materialises the chapters up to ch. The labs of ch from index stubFrom on are stubbed;
+// earlier chapters are always taken from the reference. m, when not nil, is applied first.
+func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant) (Tree, error) {
+	if err := b.check(ch); err != nil {
+		return nil, err
+	}
+	t := Tree{}
+	applied := false
+	for _, c := range b.course.Chapters {
+		stubbed := map[string]string{}
+		if c == ch {
+			for _, l := range ch.Labs[stubFrom:] {
+				stubbed[l.ID] = l.PendingMessage()
+			}
+		}
+		labs := map[string]bool{}
+		for _, l := range c.Labs {
+			labs[l.ID] = true
+		}
+		files, err := b.chapterFiles(c)
+		if err != nil {
+			return nil, err
+		}
+		seenLabs := map[string]bool{}
+		for _, f := range files {
+			src, err := fs.ReadFile(b.fsys, path.Join(SourceDir, f))
+			if err != nil {
+				return nil, fmt.Errorf("chapter %s: %w", c.Number, err)
+			}
+			if m != nil && f == m.File {
+				if src, err = labsrc.Apply(src, m.Find, m.Replace); err != nil {
+					return nil, fmt.Errorf("chapter %s: mutant %s in %s: %w", ch.Number, m.Name, m.File, err)
+				}
+				applied = true
+			}
+			if strings.HasSuffix(f, ".go") {
+				if src, err = b.goFile(c, f, src, labs, seenLabs, stubbed); err != nil {
+					return nil, err
+				}
+			}
+			t[f] = src
+		}
+		for _, l := range c.Labs {
+			if c.Rebuild() && !seenLabs[l.ID] {
+				return nil, fmt.Errorf("chapter %s: lab %s has no //lab:begin %s region in the chapter's files", c.Number, l.ID, l.ID)
+			}
+		}
+		if c == ch {
+			break
+		}
+	}
+	if m != nil && !applied {
+		return nil, fmt.Errorf("chapter %s: mutant %s: file %s is not in the chapter's target", ch.Number, m.Name, m.File)
+	}
+	return b.module(t)
+}
+
+// goFile turns one reference Go file of chapter c into its learner form: regions of the labs in
+// stubbed replaced by stubs, other markers removed, the kit's import path rewritten.
+func (b *Builder) goFile(c *manifest.Chapter, f string, src []byte, labs, seenLabs map[string]bool, stubbed map[string]string) ([]byte, error) {
+	name := path.Join(SourceDir, f)
+	regions, err := labsrc.Regions(src)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	for _, r := range regions {
+		if !labs[r.Lab] {
+			return nil, fmt.Errorf("%s:%d: lab %s is not a lab of chapter %s, which owns this file", name, r.StartLine, r.Lab, c.Number)
+		}
+		seenLabs[r.Lab] = true
+	}
+	if src, err = labsrc.Stub(name, src, stubbed); err != nil {
+		return nil, err
+	}
+	return rewriteImports(name, src, b.course.KitImport, b.course.Module)
+}
+
+// chapterFiles lists the files c owns, relative to SourceDir, with directories expanded. A file
+// the manifest lists but the content lacks is an error.
+func (b *Builder) chapterFiles(c *manifest.Chapter) ([]string, error) {
+	var files []string
+	for _, entry := range append(c.TeachingFiles(), c.TestFile) {
+		if entry == "" {
+			continue
+		}
+		full := path.Join(SourceDir, entry)
+		info, err := fs.Stat(b.fsys, full)
+		if err != nil {
+			return nil, fmt.Errorf("chapter %s lists %q, but %s cannot be read: %w", c.Number, entry, full, err)
+		}
+		if !info.IsDir() {
+			files = append(files, entry)
+			continue
+		}
+		err = fs.WalkDir(b.fsys, full, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				files = append(files, strings.TrimPrefix(p, SourceDir+"/"))
+			}
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("chapter %s: listing %s: %w", c.Number, full, err)
+		}
+	}
+	return files, nil
+}
+
+// module adds the learner's go.mod and go.sum to t. A required module is marked indirect when no
+// Go file of t imports a package of it.
+func (b *Builder) module(t Tree) (Tree, error) {
+	imported, err := importPaths(t)
+	if err != nil {
+		return nil, err
+	}
+	f := new(modfile.File)
+	if err := f.AddModuleStmt(b.course.Module); err != nil {
+		return nil, fmt.Errorf("learner go.mod: %w", err)
+	}
+	// The go command writes a language version such as "1.26" as the release "1.26.0" and, with
+	// -mod=readonly, refuses a go.mod it would write differently.
+	goVersion := b.course.GoVersion
+	if strings.Count(goVersion, ".") == 1 {
+		goVersion += ".0"
+	}
+	if err := f.AddGoStmt(goVersion); err != nil {
+		return nil, fmt.Errorf("learner go.mod: %w", err)
+	}
+	var reqs []*modfile.Require
+	for _, r := range b.course.Requires {
+		direct := slices.ContainsFunc(imported, func(p string) bool { return p == r || strings.HasPrefix(p, r+"/") })
+		reqs = append(reqs, &modfile.Require{Mod: module.Version{Path: r, Version: b.versions[r]}, Indirect: !direct})
+	}
+	f.SetRequireSeparateIndirect(reqs)
+	f.Cleanup()
+	data, err := f.Format()
+	if err != nil {
+		return nil, fmt.Errorf("learner go.mod: %w", err)
+	}
+	t["go.mod"] = data
+	t["go.sum"] = slices.Clone(b.goSum)
+	return t, nil
+}
+
+// importPaths returns every import path of the Go files in t.
+func importPaths(t Tree) ([]string, error) {
+	var paths []string
+	for name, src := range t {
+		if !strings.HasSuffix(name, ".go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.ImportsOnly)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, spec := range f.Imports {
+			if p, err := strconv.Unquote(spec.Path.Value); err == nil {
+				paths = append(paths, p)
+			}
+		}
+	}
+	return paths, nil
+}
+
+// rewriteImports replaces the import paths of src that are from or under kitImport by the same
+// path under module. Only import specs change; the file is gofmt-ed again when one did.
+func rewriteImports(name string, src []byte, kitImport, module string) ([]byte, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, name, src, parser.ImportsOnly)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	var out []byte
+	last := 0
+	for _, spec := range f.Imports {
+		p, err := strconv.Unquote(spec.Path.Value)
+		if err != nil || (p != kitImport && !strings.HasPrefix(p, kitImport+"/")) {
+			continue
+		}
+		start := fset.Position(spec.Path.Pos()).Offset
+		end := fset.Position(spec.Path.End()).Offset
+		out = append(out, src[last:start]...)
+		out = append(out, strconv.Quote(module+strings.TrimPrefix(p, kitImport))...)
+		last = end
+	}
+	if out == nil {
+		return src, nil
+	}
+	out = append(out, src[last:]...)
+	formatted, err := format.Source(out)
+	if err != nil {
+		return nil, fmt.Errorf("%s: formatting after rewriting imports: %w", name, err)
+	}
+	return formatted, nil
+}
+
+// Paths returns the tree's paths, sorted.
+func (t Tree) Paths() []string {
+	paths := make([]string, 0, len(t))
+	for p := range t {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths
+}
+
+// Write writes the tree into dir. dir must not exist or be an empty directory; anything else is
+// refused before a file is written. The files go into a temporary sibling of dir that is renamed
+// to dir at the end, so an error leaves no half-written tree behind.
+func (t Tree) Write(dir string) error {
+	for p := range t {
+		if !fs.ValidPath(p) || p == "." {
+			return fmt.Errorf("writing a tree: invalid path %q", p)
+		}
+	}
+	dir = filepath.Clean(dir)
+	existed := false
+	switch entries, err := os.ReadDir(dir); {
+	case err == nil && len(entries) > 0:
+		return fmt.Errorf("%s is not empty; choose a new directory", dir)
+	case err == nil:
+		existed = true
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return fmt.Errorf("%s cannot be used: %w", dir, err)
+	}
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", parent, err)
+	}
+	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
+	if err != nil {
+		return fmt.Errorf("creating a temporary directory next to %s: %w", dir, err)
+	}
+	if err := t.writeInto(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return err
+	}
+	if existed {
+		// os.Rename does not replace a directory; Remove only removes it while it is empty.
+		if err := os.Remove(dir); err != nil {
+			os.RemoveAll(tmp)
+			return fmt.Errorf("replacing the empty directory %s: %w", dir, err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		os.RemoveAll(tmp)
+		return fmt.Errorf("moving the tree into %s: %w", dir, err)
+	}
+	return nil
+}
+
+// writeInto writes every file of t below root, which exists and is empty.
+func (t Tree) writeInto(root string) error {
+	if err := os.Chmod(root, 0o755); err != nil {
+		return fmt.Errorf("writing a tree: %w", err)
+	}
+	for _, p := range t.Paths() {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+		if err := os.WriteFile(full, t[p], 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// Equal reports whether t and u hold the same paths with the same contents.
+func (t Tree) Equal(u Tree) bool {
+	if len(t) != len(u) {
+		return false
+	}
+	for p, data := range t {
+		other, ok := u[p]
+		if !ok || !bytes.Equal(data, other) {
+			return false
+		}
+	}
+	return true
+}
