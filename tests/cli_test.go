@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"context" // K2TMP
 	"bufio"
 	"bytes"
 	"errors"
@@ -26,7 +25,7 @@ import (
 
 func TestMain(m *testing.M) {
 	os.Exit(testscript.RunMain(m, map[string]func() int{
-		"course": k2tmpMain, // K2TMP
+		"course": cli.Main,
 	}))
 }
 
@@ -48,7 +47,6 @@ func TestScripts(t *testing.T) {
 			env.Setenv("GOTOOLCHAIN", "local")
 			env.Setenv("GOSUMDB", "off")
 			env.Setenv("NO_COLOR", "1")
-			env.Setenv("K2CONTENT", os.Getenv("K2CONTENT")) // K2TMP
 			course, err := exec.LookPath("course")
 			if err != nil {
 				return fmt.Errorf("finding the course command testscript installed: %w", err)
@@ -197,12 +195,4 @@ func trimmedLines(src []byte) []string {
 		}
 	}
 	return lines
-}
-
-// K2TMP: temporary, removed before handing over.
-func k2tmpMain() int {
-	if d := os.Getenv("K2CONTENT"); d != "" {
-		return cli.Run(context.Background(), os.Args[1:], cli.Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Content: os.DirFS(d), LookPath: exec.LookPath})
-	}
-	return cli.Main()
 }

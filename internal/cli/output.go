@@ -32,7 +32,7 @@ func displayWidth(s string) int {
 }
 
 // writeTable writes rows as columns separated by two spaces, padded by display width. The last
-// column is not padded, so long failure messages do not push trailing spaces.
+// column is not padded, and no line ends in spaces.
 func writeTable(w io.Writer, rows [][]string) error {
 	var widths []int
 	for _, row := range rows {
@@ -45,12 +45,15 @@ func writeTable(w io.Writer, rows [][]string) error {
 	}
 	var b strings.Builder
 	for _, row := range rows {
+		var line strings.Builder
 		for i, cell := range row {
-			b.WriteString(cell)
+			line.WriteString(cell)
 			if i < len(row)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-displayWidth(cell)+2))
+				line.WriteString(strings.Repeat(" ", widths[i]-displayWidth(cell)+2))
 			}
 		}
+		// An empty last cell (a lab without failures) leaves no trailing spaces.
+		b.WriteString(strings.TrimRight(line.String(), " "))
 		b.WriteString("\n")
 	}
 	_, err := io.WriteString(w, b.String())

@@ -1,5 +1,7 @@
 // Package history builds the course history: one git commit per chapter, whose tree is the
-// chapter's target and whose parent is the previous chapter's commit.
+// chapter's target. The rebuild chapters form one line, each commit the parent of the next; an
+// observe chapter's commit is a child of the commit of the chapter it observes (its tree, that
+// chapter's target, is the same).
 //
 // The history lives in memory (go-git's memory storage) and is fully determined by the course
 // content: author, committer and times are fixed, so the same content gives the same hashes on
@@ -45,7 +47,7 @@ func CommitTime(ch *manifest.Chapter) (time.Time, error) {
 	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute), nil
 }
 
-// Branch is the branch that points at the last chapter's commit.
+// Branch is the branch that points at the last rebuild chapter's commit.
 const Branch = plumbing.ReferenceName("refs/heads/main")
 
 // History is the course history in memory.
@@ -55,35 +57,39 @@ type History struct {
 	parents map[string]plumbing.Hash // chapter number → parent commit, zero for the first
 }
 
-// Build commits every chapter's target, in order, each commit the parent of the next. Refs:
-// Branch points at the last commit and tag "checkpoint-NN" at chapter NN's commit.
+// Build commits every rebuild chapter's target, in order, each commit the parent of the next,
+// then every observe chapter's target on top of the commit of the chapter it observes. Refs:
+// Branch points at the last rebuild chapter's commit and tag "checkpoint-NN" at chapter NN's
+// commit.
 func Build(b *tree.Builder) (*History, error) {
 	h := &History{
 		storage: memory.NewStorage(),
 		targets: map[string]plumbing.Hash{},
 		parents: map[string]plumbing.Hash{},
 	}
+	c := b.Course()
 	var parent plumbing.Hash
-	for _, ch := range b.Course().Chapters {
-		t, err := b.Target(ch)
-		if err != nil {
-			return nil, fmt.Errorf("history: chapter %s: %w", ch.Number, err)
+	for _, ch := range c.Chapters {
+		if !ch.Rebuild() {
+			continue
 		}
-		treeHash, err := h.writeTree(t, "")
+		commit, err := h.addChapter(b, ch, parent)
 		if err != nil {
-			return nil, fmt.Errorf("history: chapter %s: %w", ch.Number, err)
-		}
-		commit, err := h.commit(ch, treeHash, parent)
-		if err != nil {
-			return nil, fmt.Errorf("history: chapter %s: %w", ch.Number, err)
-		}
-		h.parents[ch.Number] = parent
-		h.targets[ch.Number] = commit
-		tag := plumbing.NewTagReferenceName("checkpoint-" + ch.Number)
-		if err := h.storage.SetReference(plumbing.NewHashReference(tag, commit)); err != nil {
-			return nil, fmt.Errorf("history: %w", err)
+			return nil, err
 		}
 		parent = commit
+	}
+	for _, ch := range c.Chapters {
+		if ch.Rebuild() {
+			continue
+		}
+		observed := c.Observed(ch)
+		if observed == nil {
+			return nil, fmt.Errorf("history: chapter %s observes no chapter of the course", ch.Number)
+		}
+		if _, err := h.addChapter(b, ch, h.targets[observed.Number]); err != nil {
+			return nil, err
+		}
 	}
 	if !parent.IsZero() {
 		if err := h.storage.SetReference(plumbing.NewHashReference(Branch, parent)); err != nil {
@@ -94,6 +100,29 @@ func Build(b *tree.Builder) (*History, error) {
 		}
 	}
 	return h, nil
+}
+
+// addChapter commits ch's target on top of parent (zero for none) and tags it.
+func (h *History) addChapter(b *tree.Builder, ch *manifest.Chapter, parent plumbing.Hash) (plumbing.Hash, error) {
+	t, err := b.Target(ch)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("history: chapter %s: %w", ch.Number, err)
+	}
+	treeHash, err := h.writeTree(t, "")
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("history: chapter %s: %w", ch.Number, err)
+	}
+	commit, err := h.commit(ch, treeHash, parent)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("history: chapter %s: %w", ch.Number, err)
+	}
+	h.parents[ch.Number] = parent
+	h.targets[ch.Number] = commit
+	tag := plumbing.NewTagReferenceName("checkpoint-" + ch.Number)
+	if err := h.storage.SetReference(plumbing.NewHashReference(tag, commit)); err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("history: %w", err)
+	}
+	return commit, nil
 }
 
 // writeTree stores the files of t below dir (slash-separated, "" for the root) as blobs and
@@ -192,8 +221,9 @@ func (h *History) Target(ch *manifest.Chapter) string {
 	return ""
 }
 
-// Parent returns the hash (hex) of ch's parent commit: the previous chapter's target, or ""
-// for the first chapter.
+// Parent returns the hash (hex) of ch's parent commit: for a rebuild chapter the previous rebuild
+// chapter's target, or "" for the first one; for an observe chapter the target of the chapter it
+// observes.
 func (h *History) Parent(ch *manifest.Chapter) string {
 	if c, ok := h.parents[ch.Number]; ok && !c.IsZero() {
 		return c.String()

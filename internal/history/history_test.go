@@ -5,6 +5,8 @@ import (
 	"io/fs"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -16,28 +18,43 @@ import (
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/history"
+	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
-// testFS is a course of three chapters, with a subdirectory and names whose git order differs
-// from plain byte order ("a.go" sorts after the directory "a" only when "a" counts as "a/").
+// testFS is a course of three rebuild chapters and an observe chapter 00 that observes chapter
+// 02, with a subdirectory and names whose git order differs from plain byte order ("a.go" sorts
+// after the directory "a" only when "a" counts as "a/").
 func testFS(t *testing.T) fstest.MapFS {
 	t.Helper()
-	chapter := func(n, slug, files string) *fstest.MapFile {
+	// rebuild is a rebuild chapter with one lab, N.1, whose region is in the chapter's first file.
+	rebuild := func(n, slug, files string) *fstest.MapFile {
+		major := strings.TrimLeft(n, "0")
 		return &fstest.MapFile{Data: []byte("number: \"" + n + "\"\nslug: " + slug + "\ntitle: 章" + n +
-			"\ntitle_en: Chapter " + n + "\nmode: observe\nfiles: [" + files + "]\ndoc: docs/" + n + ".md\n")}
+			"\ntitle_en: Chapter " + n + "\nmode: rebuild\nfiles: [" + files + "]\ntest_file: ch" + n + "_test.go\ndoc: docs/" + n + ".md\n" +
+			"labs: [{id: \"" + major + ".1\", title: 实验" + n + ", title_en: Lab, keyword: 实验" + n + ", pattern: ^TestLab" + major + "_1_, tests: 1}]\n")}
+	}
+	// fn is a file with function name whose body is lab's region.
+	fn := func(name, lab, value string) *fstest.MapFile {
+		return &fstest.MapFile{Data: []byte("package tinypi\n\n// " + name + " is a value.\nfunc " + name + "() int {\n\t//lab:begin " + lab +
+			"\n\treturn " + value + "\n\t//lab:end\n}\n")}
 	}
 	fsys := fstest.MapFS{
 		"checkpoints/course.yaml":   {Data: []byte("module: tinypi\ngo: \"1.26\"\nkit_import: example.com/kit/tinypi\nrequires: [golang.org/x/text]\n")},
-		"checkpoints/01-one.yaml":   chapter("01", "one", "doc.go"),
-		"checkpoints/02-two.yaml":   chapter("02", "two", "a, a.go, a-b.go"),
-		"checkpoints/03-three.yaml": chapter("03", "three", "z.go"),
-		"solutions/tinypi/doc.go":   {Data: []byte("package tinypi\n")},
+		"checkpoints/00-zero.yaml":  {Data: []byte("number: \"00\"\nslug: zero\ntitle: 章00\ntitle_en: Chapter 00\nmode: observe\nobserves: \"02\"\nfiles: [zero.go]\ndoc: docs/00.md\n")},
+		"checkpoints/01-one.yaml":   rebuild("01", "one", "doc.go"),
+		"checkpoints/02-two.yaml":   rebuild("02", "two", "a.go, a, a-b.go"),
+		"checkpoints/03-three.yaml": rebuild("03", "three", "z.go"),
+		"solutions/tinypi/zero.go":  {Data: []byte("package tinypi\n\n// Zero reads chapter 02's code.\nfunc Zero() int { return A() - 1 }\n")},
+		"solutions/tinypi/doc.go":   fn("One", "1.1", "1"),
 		"solutions/tinypi/a/x.go":   {Data: []byte("package a\n")},
 		"solutions/tinypi/a/b/y.go": {Data: []byte("package b\n")},
-		"solutions/tinypi/a.go":     {Data: []byte("package tinypi\n\n// A is a.\nconst A = 1\n")},
+		"solutions/tinypi/a.go":     fn("A", "2.1", "1"),
 		"solutions/tinypi/a-b.go":   {Data: []byte("package tinypi\n\n// B is b.\nconst B = 2\n")},
-		"solutions/tinypi/z.go":     {Data: []byte("package tinypi\n\n// Z is z.\nconst Z = 3\n")},
+		"solutions/tinypi/z.go":     fn("Z", "3.1", "3"),
+	}
+	for _, n := range []string{"01", "02", "03"} {
+		fsys["solutions/tinypi/ch"+n+"_test.go"] = &fstest.MapFile{Data: []byte("package tinypi\n")}
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := fs.ReadFile(course.Content(), name)
@@ -73,14 +90,23 @@ func TestBuildIsDeterministic(t *testing.T) {
 	}
 
 	// Different content gives a different history from the changed chapter on, and the same
-	// history before it.
-	changed := testFS(t)
-	changed["solutions/tinypi/a.go"] = &fstest.MapFile{Data: []byte("package tinypi\n\n// A is a.\nconst A = 9\n")}
-	_, h3 := build(t, changed)
-	chs := b.Course().Chapters
-	if h3.Target(chs[0]) != h1.Target(chs[0]) || h3.Target(chs[1]) == h1.Target(chs[1]) || h3.Target(chs[2]) == h1.Target(chs[2]) {
-		t.Errorf("changing chapter 02's file: targets %s %s %s, were %s %s %s",
-			h3.Target(chs[0]), h3.Target(chs[1]), h3.Target(chs[2]), h1.Target(chs[0]), h1.Target(chs[1]), h1.Target(chs[2]))
+	// history before it. Chapter 00's file is in the trees from chapter 02 on.
+	for _, tt := range []struct {
+		file      string
+		unchanged []string // chapters whose commits stay the same
+	}{
+		{"solutions/tinypi/a.go", []string{"01"}},
+		{"solutions/tinypi/zero.go", []string{"01"}},
+		{"solutions/tinypi/z.go", []string{"00", "01", "02"}},
+	} {
+		changed := testFS(t)
+		changed[tt.file] = &fstest.MapFile{Data: append(slices.Clone(changed[tt.file].Data), "\n// Changed.\n"...)}
+		_, h3 := build(t, changed)
+		for _, ch := range b.Course().Chapters {
+			if same, want := h3.Target(ch) == h1.Target(ch), slices.Contains(tt.unchanged, ch.Number); same != want {
+				t.Errorf("changing %s: chapter %s's commit unchanged = %v, want %v", tt.file, ch.Number, same, want)
+			}
+		}
 	}
 }
 
@@ -90,10 +116,16 @@ func TestCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	c := b.Course()
 	prev := ""
-	for i, ch := range b.Course().Chapters {
-		if got := h.Parent(ch); got != prev {
-			t.Errorf("chapter %s: Parent = %q, want the previous chapter's target %q", ch.Number, got, prev)
+	for _, ch := range c.Chapters {
+		// Rebuild chapters form a line; the observe chapter 00 sits on chapter 02's commit.
+		wantParent := prev
+		if !ch.Rebuild() {
+			wantParent = h.Target(c.Chapters[2])
+		}
+		if got := h.Parent(ch); got != wantParent {
+			t.Errorf("chapter %s: Parent = %q, want %q", ch.Number, got, wantParent)
 		}
 		commit, err := repo.CommitObject(plumbing.NewHash(h.Target(ch)))
 		if err != nil {
@@ -104,13 +136,14 @@ func TestCommits(t *testing.T) {
 			parents = append(parents, p.String())
 		}
 		var wantParents []string
-		if prev != "" {
-			wantParents = []string{prev}
+		if wantParent != "" {
+			wantParents = []string{wantParent}
 		}
 		if diff := cmp.Diff(wantParents, parents); diff != "" {
 			t.Errorf("chapter %s: commit parents (-want +got):\n%s", ch.Number, diff)
 		}
-		when := time.Date(2026, 1, 1, 0, i+1, 0, 0, time.UTC)
+		minutes, _ := strconv.Atoi(ch.Number)
+		when := time.Date(2026, 1, 1, 0, minutes, 0, 0, time.UTC)
 		if commit.Author.Name != "tinypi course" || commit.Author.Email != "course@tinypi.invalid" ||
 			!commit.Author.When.Equal(when) || !commit.Committer.When.Equal(when) {
 			t.Errorf("chapter %s: author %v, committer %v; want tinypi course at %v", ch.Number, commit.Author, commit.Committer, when)
@@ -127,17 +160,36 @@ func TestCommits(t *testing.T) {
 			t.Errorf("chapter %s: commit tree differs from Target (-want +got):\n%s", ch.Number, diff)
 		}
 		gitTreeMatches(t, target, commit.TreeHash.String())
-		prev = h.Target(ch)
+		if ch.Rebuild() {
+			prev = h.Target(ch)
+		}
+	}
+	if _, ok := mustTarget(t, b, c.Chapters[2])["zero.go"]; !ok {
+		t.Errorf("chapter 02's target lacks chapter 00's zero.go")
+	}
+	if _, ok := mustTarget(t, b, c.Chapters[1])["zero.go"]; ok {
+		t.Errorf("chapter 01's target has chapter 00's zero.go, which needs chapter 02")
 	}
 
 	head, err := repo.Head()
 	if err != nil || head.Hash().String() != prev {
 		t.Errorf("HEAD = %v, %v; want the last chapter's commit %s", head, err, prev)
 	}
-	tag, err := repo.Tag("checkpoint-02")
-	if err != nil || tag.Hash().String() != h.Target(b.Course().Chapters[1]) {
-		t.Errorf("tag checkpoint-02 = %v, %v; want chapter 02's commit", tag, err)
+	for _, ch := range c.Chapters {
+		tag, err := repo.Tag("checkpoint-" + ch.Number)
+		if err != nil || tag.Hash().String() != h.Target(ch) {
+			t.Errorf("tag checkpoint-%s = %v, %v; want chapter %s's commit", ch.Number, tag, err, ch.Number)
+		}
 	}
+}
+
+func mustTarget(t *testing.T, b *tree.Builder, ch *manifest.Chapter) tree.Tree {
+	t.Helper()
+	tr, err := b.Target(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
 }
 
 func stringTree(t tree.Tree) map[string]string {

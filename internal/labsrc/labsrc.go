@@ -10,6 +10,10 @@
 // The markers stand alone on their lines. The lines after //lab:stub are comments whose "//" is
 // removed to form the starter's replacement; without //lab:stub the replacement is
 // panic(LAB_PENDING). LAB_PENDING becomes the Go string literal of the lab's pending message.
+//
+// In a learner's tree a stubbed region keeps its //lab:begin and //lab:end markers around the
+// stub, so the learner sees where to write and the kit can find the region again (Bodies,
+// ReplaceBodies); the markers of regions kept as reference code are removed.
 package labsrc
 
 import (
@@ -42,7 +46,8 @@ const (
 // defaultStub is the replacement of a region without //lab:stub.
 const defaultStub = "panic(" + Pending + ")"
 
-var labIDRE = regexp.MustCompile(`^[1-9][0-9]*\.[1-9][0-9]*$`)
+// labIDRE matches a lab id; chapter 00 has labs 0.M.
+var labIDRE = regexp.MustCompile(`^(0|[1-9][0-9]*)\.[1-9][0-9]*$`)
 
 // Region is one lab region of a file.
 type Region struct {
@@ -143,11 +148,25 @@ func splitLines(src []byte) []string {
 }
 
 // Stub rewrites a reference file for a learner tree. The regions of the labs in stubbed (lab id
-// → pending message) are replaced by a TODO line and their stub; the regions of every other lab
-// keep their reference lines and lose their markers and stub comments. Imports that the stubs
-// left unused are removed, and the result is gofmt-ed. A file without regions comes back as is.
-// filename is used in error messages only.
+// → pending message) keep their //lab:begin and //lab:end markers, and their reference lines are
+// replaced by a TODO line and the stub:
+//
+//	//lab:begin 7.1
+//	// TODO(Lab 7.1): 见 labs/7.1.md (see labs/7.1.en.md)
+//	panic("Lab 7.1 收集模型终态 尚未实现")
+//	//lab:end
+//
+// The regions of every other lab keep their reference lines and lose their markers and stub
+// comments. Imports that the stubs left unused are removed, and the result is gofmt-ed. A file
+// without regions comes back as is. filename is used in error messages only.
 func Stub(filename string, src []byte, stubbed map[string]string) ([]byte, error) {
+	return StubKeepingMarkers(filename, src, stubbed, nil)
+}
+
+// StubKeepingMarkers is Stub, except that the regions of the labs in marked that are kept as
+// reference code keep their //lab:begin and //lab:end markers too (their //lab:stub part is still
+// dropped), so that Bodies can find their reference lines in the result.
+func StubKeepingMarkers(filename string, src []byte, stubbed map[string]string, marked []string) ([]byte, error) {
 	regions, err := parseRegions(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filename, err)
@@ -168,6 +187,10 @@ func Stub(filename string, src []byte, stubbed map[string]string) ([]byte, error
 			referenceEnd = r.stubLine - 1
 		}
 		msg, stub := stubbed[r.Lab]
+		keepMarkers := stub || slices.Contains(marked, r.Lab)
+		if keepMarkers {
+			b.WriteString(lines[r.StartLine-1] + "\n")
+		}
 		if !stub {
 			for i := r.StartLine; i < referenceEnd; i++ {
 				b.WriteString(lines[i] + "\n")
@@ -187,6 +210,9 @@ func Stub(filename string, src []byte, stubbed map[string]string) ([]byte, error
 			for _, l := range stubLines {
 				b.WriteString(strings.ReplaceAll(l, Pending, literal) + "\n")
 			}
+		}
+		if keepMarkers {
+			b.WriteString(lines[r.EndLine-1] + "\n")
 		}
 		next = r.EndLine
 	}

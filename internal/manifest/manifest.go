@@ -26,7 +26,9 @@ const courseFile = "course.yaml"
 const (
 	// ModeRebuild chapters are rebuilt by the learner lab by lab.
 	ModeRebuild = "rebuild"
-	// ModeObserve chapters are read and run, not rebuilt.
+	// ModeObserve chapters are read and run, not rebuilt. An observe chapter observes a later
+	// rebuild chapter (Chapter.Observes): its files need that chapter's code, so they join the
+	// course's trees from that chapter on, and its target is that chapter's target.
 	ModeObserve = "observe"
 )
 
@@ -52,6 +54,9 @@ type Chapter struct {
 	Title   string `yaml:"title"`    // Chinese title
 	TitleEN string `yaml:"title_en"` // English title
 	Mode    string `yaml:"mode"`     // "rebuild" or "observe"
+	// Observes is the number of the rebuild chapter an observe chapter observes ("07"): a later
+	// chapter whose target the observe chapter's files are read in. Empty for rebuild chapters.
+	Observes string `yaml:"observes"`
 	// Files are the chapter's teaching files (or directories), relative to solutions/tinypi.
 	Files []string `yaml:"files"`
 	// TestFile is the chapter's focused test file, relative to solutions/tinypi.
@@ -111,7 +116,8 @@ func (e *UnknownChapterError) Error() string {
 
 var (
 	chapterFileRE = regexp.MustCompile(`^([0-9]{2})-([a-z0-9]+(?:-[a-z0-9]+)*)\.yaml$`)
-	labIDRE       = regexp.MustCompile(`^([1-9][0-9]*)\.([1-9][0-9]*)$`)
+	labIDRE       = regexp.MustCompile(`^(0|[1-9][0-9]*)\.([1-9][0-9]*)$`) // chapter 00 has labs 0.M
+	numberRE      = regexp.MustCompile(`^[0-9]{2}$`)
 )
 
 // Load reads and validates checkpoints/course.yaml and every checkpoints/NN-<slug>.yaml in fsys
@@ -222,6 +228,12 @@ func (ch *Chapter) validate() error {
 	if ch.Doc == "" || !cleanRelative(ch.Doc) {
 		fail("doc: %q must be a clean relative path", ch.Doc)
 	}
+	switch {
+	case ch.Mode == ModeObserve && !numberRE.MatchString(ch.Observes):
+		fail("observes: %q: an observe chapter must name the rebuild chapter it observes, as two digits (\"07\")", ch.Observes)
+	case ch.Mode == ModeRebuild && ch.Observes != "":
+		fail("observes: only an observe chapter observes another chapter")
+	}
 	if ch.Rebuild() {
 		if len(ch.Labs) == 0 {
 			fail("labs: a rebuild chapter needs at least one lab")
@@ -231,6 +243,9 @@ func (ch *Chapter) validate() error {
 		}
 	}
 	major := strings.TrimLeft(ch.Number, "0")
+	if major == "" {
+		major = "0"
+	}
 	ids, keywords := map[string]bool{}, map[string]bool{}
 	for i, l := range ch.Labs {
 		where := fmt.Sprintf("labs[%d] (%s)", i, l.ID)
@@ -284,9 +299,28 @@ func (ch *Chapter) validate() error {
 }
 
 // validateAcrossChapters checks what no single chapter file can: unique numbers, lab ids and
-// keywords across the course, every file owned by one chapter, mutants touching owned files.
+// keywords across the course, every file owned by one chapter, observe chapters observing a later
+// rebuild chapter, mutants touching files of the chapter's target.
 func (c *Course) validateAcrossChapters() error {
 	var errs []error
+	observesOK := true
+	for _, ch := range c.Chapters {
+		if ch.Mode != ModeObserve {
+			continue
+		}
+		y := c.byNumber(ch.Observes)
+		switch {
+		case y == nil:
+			errs = append(errs, fmt.Errorf("chapter %s: observes %q, which is not a chapter of the course", ch.Number, ch.Observes))
+		case !y.Rebuild():
+			errs = append(errs, fmt.Errorf("chapter %s: observes chapter %s, which is not a rebuild chapter", ch.Number, y.Number))
+		case y.Number <= ch.Number:
+			errs = append(errs, fmt.Errorf("chapter %s: observes chapter %s, but the observed chapter must come later in the course", ch.Number, y.Number))
+		default:
+			continue
+		}
+		observesOK = false
+	}
 	numbers := map[string]bool{}
 	owner := map[string]string{} // file → chapter number
 	keywords := map[string]string{}
@@ -313,23 +347,41 @@ func (c *Course) validateAcrossChapters() error {
 			}
 			keywords[l.Keyword] = ch.Number
 		}
+	}
+	if !observesOK {
+		return errors.Join(errs...) // which chapters' trees hold a file is unknown
+	}
+	for _, ch := range c.Chapters {
 		for _, m := range ch.Mutants {
-			if !ownedBy(owner, m.File) {
-				errs = append(errs, fmt.Errorf("chapter %s: mutant %s: file %q is not owned by this or an earlier chapter", ch.Number, m.Name, m.File))
+			if !c.inTargetFiles(ch, m.File) {
+				errs = append(errs, fmt.Errorf("chapter %s: mutant %s: file %q is not a file of the chapter's target", ch.Number, m.Name, m.File))
 			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// ownedBy reports whether file is one of the owned paths or lies under an owned directory.
-func ownedBy(owner map[string]string, file string) bool {
-	for g := range owner {
-		if file == g || strings.HasPrefix(file, g+"/") {
-			return true
+// inTargetFiles reports whether file is, or lies under, a path owned by a chapter whose files are
+// in ch's target.
+func (c *Course) inTargetFiles(ch *Chapter, file string) bool {
+	for _, owner := range c.TreeChapters(ch) {
+		for _, g := range append(owner.TeachingFiles(), owner.TestFile) {
+			if g != "" && (file == g || strings.HasPrefix(file, g+"/")) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+// byNumber returns the chapter with exactly this number, or nil.
+func (c *Course) byNumber(number string) *Chapter {
+	for _, ch := range c.Chapters {
+		if ch.Number == number {
+			return ch
+		}
+	}
+	return nil
 }
 
 // cleanRelative reports whether p is a clean, slash-separated path that stays inside its root.
@@ -352,13 +404,60 @@ func (c *Course) Chapter(number string) (*Chapter, error) {
 	return nil, &UnknownChapterError{Number: number, Chapters: c.Chapters}
 }
 
-// Parent returns the chapter before ch, or nil when ch is the first (or not in the course).
+// Parent returns the chapter whose target is ch's parent: for a rebuild chapter the rebuild
+// chapter before it (observe chapters are skipped), nil for the first one; for an observe chapter
+// the chapter it observes. It is nil for a chapter not in the course.
 func (c *Course) Parent(ch *Chapter) *Chapter {
 	i := slices.Index(c.Chapters, ch)
-	if i <= 0 {
+	if i < 0 {
 		return nil
 	}
-	return c.Chapters[i-1]
+	if !ch.Rebuild() {
+		return c.Observed(ch)
+	}
+	for j := i - 1; j >= 0; j-- {
+		if c.Chapters[j].Rebuild() {
+			return c.Chapters[j]
+		}
+	}
+	return nil
+}
+
+// Observed returns the chapter that the observe chapter ch observes, nil for a rebuild chapter.
+func (c *Course) Observed(ch *Chapter) *Chapter {
+	if ch.Rebuild() || ch.Observes == "" {
+		return nil
+	}
+	return c.byNumber(ch.Observes)
+}
+
+// InTree reports whether the files owned by chapter owner are in ch's trees (its target, parent's
+// successors, starter, progressive stages and mutants). A rebuild chapter's files are in the trees
+// of every chapter from it on; an observe chapter's files need the chapter it observes, so they
+// are in the trees of that chapter and every later one. An observe chapter's own trees are the
+// trees of the chapter it observes, which hold its files too.
+func (c *Course) InTree(owner, ch *Chapter) bool {
+	if y := c.Observed(ch); y != nil {
+		ch = y
+	}
+	from := owner
+	if !owner.Rebuild() {
+		if from = c.Observed(owner); from == nil {
+			return owner == ch
+		}
+	}
+	return from.Number <= ch.Number
+}
+
+// TreeChapters returns, in course order, the chapters whose files are in ch's trees (see InTree).
+func (c *Course) TreeChapters(ch *Chapter) []*Chapter {
+	var out []*Chapter
+	for _, owner := range c.Chapters {
+		if c.InTree(owner, ch) {
+			out = append(out, owner)
+		}
+	}
+	return out
 }
 
 // Lab returns the lab with the given id ("7.3") or keyword ("非执行终态"). An unknown lab gives
@@ -387,6 +486,10 @@ func (ch *Chapter) TeachingFiles() []string { return slices.Clone(ch.Files) }
 
 // Rebuild reports whether the learner rebuilds the chapter (mode rebuild).
 func (ch *Chapter) Rebuild() bool { return ch.Mode == ModeRebuild }
+
+// Observe reports whether the learner reads and runs the chapter without rebuilding it (mode
+// observe).
+func (ch *Chapter) Observe() bool { return ch.Mode == ModeObserve }
 
 // PendingMessage is the message a stub of the lab panics with, for example
 // "Lab 7.1 收集模型终态 尚未实现".

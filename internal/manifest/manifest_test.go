@@ -49,15 +49,39 @@ mutants:
     replace: "nil"
     explain: 跳过校验。
     explain_en: Skips validation.
+  - name: silent-tour
+    lab: "2.2"
+    file: tour.go
+    find: "Println"
+    replace: "Sprintln"
+    explain: 导览不再打印。
+    explain_en: The tour prints nothing.
 `
 
 const ch01YAML = `number: "01"
 slug: messages
 title: 消息
 title_en: Messages
-mode: observe
+mode: rebuild
 files: [message.go, wire]
+test_file: ch01_messages_test.go
 doc: docs/01-messages.md
+labs:
+  - {id: "1.1", title: 消息, title_en: Messages, keyword: 消息, pattern: ^TestLab1_1_, tests: 1}
+`
+
+// ch00YAML is an observe chapter that observes the second of the two rebuild chapters.
+const ch00YAML = `number: "00"
+slug: tour
+title: 导览
+title_en: A tour
+mode: observe
+observes: "02"
+files: [tour.go]
+test_file: ch00_tour_test.go
+doc: docs/00-tour.md
+labs:
+  - {id: "0.1", title: 读循环, title_en: Read the loop, keyword: 读循环, pattern: ^TestLab0_1_, tests: 1}
 `
 
 func validFS() fstest.MapFS {
@@ -65,6 +89,7 @@ func validFS() fstest.MapFS {
 		"checkpoints/course.yaml":      {Data: []byte(courseYAML)},
 		"checkpoints/02-tools.yaml":    {Data: []byte(ch02YAML)},
 		"checkpoints/01-messages.yaml": {Data: []byte(ch01YAML)},
+		"checkpoints/00-tour.yaml":     {Data: []byte(ch00YAML)},
 	}
 }
 
@@ -77,23 +102,106 @@ func TestLoadValid(t *testing.T) {
 	for _, ch := range c.Chapters {
 		numbers = append(numbers, ch.Number)
 	}
-	if diff := cmp.Diff([]string{"01", "02"}, numbers); diff != "" {
+	if diff := cmp.Diff([]string{"00", "01", "02"}, numbers); diff != "" {
 		t.Errorf("chapter order (-want +got):\n%s", diff)
 	}
 	if c.Module != "tinypi" || c.GoVersion != "1.26" || c.KitImport != "example.com/kit/solutions/tinypi" {
 		t.Errorf("course settings = %q %q %q", c.Module, c.GoVersion, c.KitImport)
 	}
-	ch := c.Chapters[1]
+	ch := c.Chapters[2]
 	want := &manifest.Mutant{Name: "skip-validation", Lab: "2.1", File: "tool.go", Find: "validate(args)",
 		Replace: "nil", Explain: "跳过校验。", ExplainEN: "Skips validation."}
 	if diff := cmp.Diff(want, ch.Mutants[0]); diff != "" {
 		t.Errorf("mutant (-want +got):\n%s", diff)
 	}
-	if !ch.Rebuild() || c.Chapters[0].Rebuild() {
-		t.Errorf("Rebuild: 02=%v 01=%v, want true false", ch.Rebuild(), c.Chapters[0].Rebuild())
+	ch00 := c.Chapters[0]
+	if !ch.Rebuild() || ch.Observe() || ch00.Rebuild() || !ch00.Observe() {
+		t.Errorf("Rebuild/Observe: 02=%v/%v 00=%v/%v, want true/false false/true", ch.Rebuild(), ch.Observe(), ch00.Rebuild(), ch00.Observe())
 	}
-	if c.Parent(ch) != c.Chapters[0] || c.Parent(c.Chapters[0]) != nil {
-		t.Errorf("Parent is wrong")
+	if got := ch00.Labs[0].CardPath("en"); got != "labs/00/0.1.en.md" {
+		t.Errorf("CardPath of lab 0.1 = %q", got)
+	}
+}
+
+// TestObserveChapter checks how an observe chapter (00, observing 02) fits in the course: its files
+// join the trees from the chapter it observes on, its parent and target are that chapter's, and
+// rebuild chapters skip it.
+func TestObserveChapter(t *testing.T) {
+	c, err := manifest.Load(validFS())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch00, ch01, ch02 := c.Chapters[0], c.Chapters[1], c.Chapters[2]
+	numbers := func(chs []*manifest.Chapter) []string {
+		var out []string
+		for _, ch := range chs {
+			out = append(out, ch.Number)
+		}
+		return out
+	}
+	if c.Observed(ch00) != ch02 || c.Observed(ch01) != nil {
+		t.Errorf("Observed(00) = %v, Observed(01) = %v; want chapter 02 and nil", c.Observed(ch00), c.Observed(ch01))
+	}
+	parents := map[string]*manifest.Chapter{"00": c.Parent(ch00), "01": c.Parent(ch01), "02": c.Parent(ch02)}
+	want := map[string]*manifest.Chapter{"00": ch02, "01": nil, "02": ch01}
+	for n := range want {
+		if parents[n] != want[n] {
+			t.Errorf("Parent(%s) = %v, want %v", n, parents[n], want[n])
+		}
+	}
+	trees := map[string][]string{}
+	for _, ch := range c.Chapters {
+		trees[ch.Number] = numbers(c.TreeChapters(ch))
+	}
+	wantTrees := map[string][]string{"00": {"00", "01", "02"}, "01": {"01"}, "02": {"00", "01", "02"}}
+	if diff := cmp.Diff(wantTrees, trees); diff != "" {
+		t.Errorf("TreeChapters (-want +got):\n%s", diff)
+	}
+	if c.InTree(ch00, ch01) || !c.InTree(ch00, ch02) || !c.InTree(ch00, ch00) || c.InTree(ch02, ch01) {
+		t.Errorf("InTree: 00 in 01 = %v, 00 in 02 = %v, 00 in 00 = %v, 02 in 01 = %v; want false true true false",
+			c.InTree(ch00, ch01), c.InTree(ch00, ch02), c.InTree(ch00, ch00), c.InTree(ch02, ch01))
+	}
+}
+
+func TestLoadObserveErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string // manifests to add or replace
+		want  string
+	}{
+		{"observes a later rebuild chapter only", map[string]string{"checkpoints/03-late.yaml": `number: "03"
+slug: late
+title: 晚
+title_en: Late
+mode: observe
+observes: "01"
+files: [late.go]
+doc: docs/03.md
+`}, "chapter 03: observes chapter 01, but the observed chapter must come later in the course"},
+		{"observes an observe chapter", map[string]string{"checkpoints/03-late.yaml": `number: "03"
+slug: late
+title: 晚
+title_en: Late
+mode: rebuild
+files: [late.go]
+test_file: ch03_test.go
+doc: docs/03.md
+labs: [{id: "3.1", title: 晚, title_en: Late, keyword: 晚, pattern: ^TestLab3_1_, tests: 1}]
+`, "checkpoints/00-tour.yaml": strings.Replace(ch00YAML, `observes: "02"`, `observes: "03"`, 1),
+			"checkpoints/01-messages.yaml": strings.Replace(ch01YAML, "mode: rebuild", "mode: observe\nobserves: \"00\"", 1)},
+			"chapter 01: observes chapter 00, which is not a rebuild chapter"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := validFS()
+			for name, data := range tt.files {
+				fsys[name] = &fstest.MapFile{Data: []byte(data)}
+			}
+			_, err := manifest.Load(fsys)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Load error = %v, want one containing %q", err, tt.want)
+			}
+		})
 	}
 }
 
@@ -113,12 +221,21 @@ func TestLoadErrors(t *testing.T) {
 		{"bad pattern", "checkpoints/02-tools.yaml", "^TestLab2_2_", "^TestLab2_2_(", "pattern"},
 		{"zero tests", "checkpoints/02-tools.yaml", "tests: 1", "tests: 0", "tests must be at least 1"},
 		{"mutant of unknown lab", "checkpoints/02-tools.yaml", `lab: "2.1"`, `lab: "2.9"`, `lab "2.9" is not a lab`},
-		{"mutant of unowned file", "checkpoints/02-tools.yaml", "file: tool.go", "file: other.go", `"other.go" is not owned`},
+		{"mutant of unowned file", "checkpoints/02-tools.yaml", "file: tool.go", "file: other.go", `mutant skip-validation: file "other.go" is not a file of the chapter's target`},
+		{"mutant of a file that joins later", "checkpoints/01-messages.yaml", "doc: docs/01-messages.md",
+			"doc: docs/01-messages.md\nmutants: [{name: m, lab: \"1.1\", file: tour.go, find: a, replace: b, explain: x, explain_en: y}]",
+			`chapter 01: mutant m: file "tour.go" is not a file of the chapter's target`},
 		{"file owned twice", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go, message.go]", `"message.go" is also owned by chapter 01`},
 		{"file under an owned directory", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go, wire/x.go]", "also owned"},
 		{"number differs from file name", "checkpoints/02-tools.yaml", `number: "02"`, `number: "03"`, "must match the file name"},
 		{"path leaves the package", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [../tool.go]", "clean relative path"},
-		{"rebuild without labs", "checkpoints/01-messages.yaml", "mode: observe", "mode: rebuild", "at least one lab"},
+		{"rebuild without labs", "checkpoints/01-messages.yaml", "labs:\n  - {id: \"1.1\"", "labs: []\n#", "at least one lab"},
+		{"rebuild without tests", "checkpoints/01-messages.yaml", "test_file: ch01_messages_test.go\n", "", "needs its focused tests"},
+		{"observe without observes", "checkpoints/00-tour.yaml", "observes: \"02\"\n", "", `observes: "": an observe chapter must name the rebuild chapter it observes`},
+		{"observes not two digits", "checkpoints/00-tour.yaml", `observes: "02"`, `observes: "2"`, "as two digits"},
+		{"rebuild that observes", "checkpoints/00-tour.yaml", "mode: observe", "mode: rebuild", "observes: only an observe chapter observes another chapter"},
+		{"observes an unknown chapter", "checkpoints/00-tour.yaml", `observes: "02"`, `observes: "05"`, `chapter 00: observes "05", which is not a chapter of the course`},
+		{"lab of chapter 00", "checkpoints/00-tour.yaml", `id: "0.1"`, `id: "1.1"`, "id must start with the chapter number 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -171,7 +288,7 @@ func TestChapterLookup(t *testing.T) {
 	if !errors.As(err, &unknown) {
 		t.Fatalf("Chapter(9) error = %v, want *UnknownChapterError", err)
 	}
-	for _, want := range []string{`"9"`, "01  消息", "02  工具"} {
+	for _, want := range []string{`"9"`, "00  导览", "01  消息", "02  工具"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Chapter(9) error = %q, want it to contain %q", err, want)
 		}
@@ -183,7 +300,7 @@ func TestLabLookup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := c.Chapters[1]
+	ch := c.Chapters[2]
 	for _, key := range []string{"2.2", "执行工具"} {
 		l, err := ch.Lab(key)
 		if err != nil || l.ID != "2.2" {
@@ -201,7 +318,7 @@ func TestLabTexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l1, l2 := c.Chapters[1].Labs[0], c.Chapters[1].Labs[1]
+	l1, l2 := c.Chapters[2].Labs[0], c.Chapters[2].Labs[1]
 	got := []string{l1.PendingMessage(), l2.PendingMessage(), l1.CardPath("zh"), l1.CardPath("en")}
 	want := []string{"Lab 2.1 参数校验 尚未实现", "Lab 2.2 执行工具 尚未实现", "labs/02/2.1.md", "labs/02/2.1.en.md"}
 	if diff := cmp.Diff(want, got); diff != "" {

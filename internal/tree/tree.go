@@ -77,13 +77,29 @@ func NewBuilder(fsys fs.FS) (*Builder, error) {
 func (b *Builder) Course() *manifest.Course { return b.course }
 
 // Target returns the tree of ch's target: the learner's go.mod and go.sum and every file owned
-// by the chapters up to ch, with lab markers removed.
+// by the chapters whose files are in ch's trees (manifest.Course.InTree: the rebuild chapters up
+// to ch, and the observe chapters that observe one of them), with lab markers removed. The
+// target of an observe chapter is the target of the chapter it observes.
 func (b *Builder) Target(ch *manifest.Chapter) (Tree, error) {
-	return b.build(ch, len(ch.Labs), nil)
+	if err := b.check(ch); err != nil {
+		return nil, err
+	}
+	rc := b.rebuildChapter(ch)
+	return b.build(rc, len(rc.Labs), nil, nil)
 }
 
-// Parent returns the target of the chapter before ch; for the first chapter it is an empty
-// module (go.mod and go.sum only).
+// rebuildChapter returns the chapter whose trees ch has: ch itself, or for an observe chapter the
+// chapter it observes.
+func (b *Builder) rebuildChapter(ch *manifest.Chapter) *manifest.Chapter {
+	if y := b.course.Observed(ch); y != nil {
+		return y
+	}
+	return ch
+}
+
+// Parent returns the target of the chapter manifest.Course.Parent names: for a rebuild chapter
+// the previous rebuild chapter (an empty module, go.mod and go.sum only, for the first), for an
+// observe chapter the chapter it observes.
 func (b *Builder) Parent(ch *manifest.Chapter) (Tree, error) {
 	if err := b.check(ch); err != nil {
 		return nil, err
@@ -95,26 +111,125 @@ func (b *Builder) Parent(ch *manifest.Chapter) (Tree, error) {
 }
 
 // Starter returns ch's starter: its parent plus ch's teaching files with every lab of ch stubbed,
-// plus ch's focused tests.
+// plus ch's focused tests (and the files of observe chapters that observe ch). An observe
+// chapter stubs nothing: its starter is its target.
 func (b *Builder) Starter(ch *manifest.Chapter) (Tree, error) {
-	return b.build(ch, 0, nil)
+	return b.Progressive(ch, 0)
 }
 
 // Progressive returns ch's tree with labs[:k] from the reference and labs[k:] stubbed (k counts
-// from 0: Progressive(ch, 0) is the starter, Progressive(ch, len(ch.Labs)) the target).
+// from 0: Progressive(ch, 0) is the starter, Progressive(ch, len(ch.Labs)) the target). For an
+// observe chapter every stage is its target.
 func (b *Builder) Progressive(ch *manifest.Chapter, k int) (Tree, error) {
+	if err := b.check(ch); err != nil {
+		return nil, err
+	}
 	if k < 0 || k > len(ch.Labs) {
 		return nil, fmt.Errorf("chapter %s: progressive stage %d out of range 0..%d", ch.Number, k, len(ch.Labs))
 	}
-	return b.build(ch, k, nil)
+	if !ch.Rebuild() {
+		return b.Target(ch)
+	}
+	return b.build(ch, k, nil, nil)
 }
 
 // Mutant returns ch's target with the mutant m applied to its file.
 func (b *Builder) Mutant(ch *manifest.Chapter, m *manifest.Mutant) (Tree, error) {
+	if err := b.check(ch); err != nil {
+		return nil, err
+	}
 	if !slices.Contains(ch.Mutants, m) {
 		return nil, fmt.Errorf("chapter %s has no mutant %q", ch.Number, m.Name)
 	}
-	return b.build(ch, len(ch.Labs), m)
+	rc := b.rebuildChapter(ch)
+	return b.build(rc, len(rc.Labs), m, nil)
+}
+
+// LabFiles returns the paths (relative to the tree root, sorted) of ch's files that hold a region
+// of lab, the files `course reset` and `course solution` work on.
+func (b *Builder) LabFiles(ch *manifest.Chapter, lab *manifest.Lab) ([]string, error) {
+	if err := b.checkLab(ch, lab); err != nil {
+		return nil, err
+	}
+	files, err := b.chapterFiles(ch)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".go") {
+			continue
+		}
+		name := path.Join(SourceDir, f)
+		src, err := fs.ReadFile(b.fsys, name)
+		if err != nil {
+			return nil, fmt.Errorf("chapter %s: %w", ch.Number, err)
+		}
+		regions, err := labsrc.Regions(src)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if slices.ContainsFunc(regions, func(r labsrc.Region) bool { return r.Lab == lab.ID }) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// StubBodies returns the bodies (labsrc.Bodies) of lab's regions in file of ch's starter: the
+// TODO line and the stub, as the learner first saw them, ready for labsrc.ReplaceBodies.
+func (b *Builder) StubBodies(ch *manifest.Chapter, lab *manifest.Lab, file string) ([]string, error) {
+	if err := b.checkLab(ch, lab); err != nil {
+		return nil, err
+	}
+	t, err := b.build(ch, 0, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return labBodies(t, ch, lab, file)
+}
+
+// ReferenceBodies returns the reference code of lab's regions in file, one body per region, in
+// the form and indentation they have in ch's target, ready for labsrc.ReplaceBodies
+// (labsrc.Dedent makes them stand alone).
+func (b *Builder) ReferenceBodies(ch *manifest.Chapter, lab *manifest.Lab, file string) ([]string, error) {
+	if err := b.checkLab(ch, lab); err != nil {
+		return nil, err
+	}
+	t, err := b.build(ch, len(ch.Labs), nil, []string{lab.ID})
+	if err != nil {
+		return nil, err
+	}
+	return labBodies(t, ch, lab, file)
+}
+
+// labBodies returns the bodies of lab's regions in file of t, a tree in which they are marked.
+func labBodies(t Tree, ch *manifest.Chapter, lab *manifest.Lab, file string) ([]string, error) {
+	src, ok := t[file]
+	if !ok {
+		return nil, fmt.Errorf("chapter %s: %s is not a file of the chapter's trees", ch.Number, file)
+	}
+	bodies, err := labsrc.Bodies(src, lab.ID)
+	if err != nil {
+		return nil, fmt.Errorf("chapter %s: lab %s has no region in %s: %w", ch.Number, lab.ID, file, err)
+	}
+	return bodies, nil
+}
+
+// checkLab makes sure lab is a lab of ch, a rebuild chapter of this builder's course: only those
+// labs have code in regions.
+func (b *Builder) checkLab(ch *manifest.Chapter, lab *manifest.Lab) error {
+	if err := b.check(ch); err != nil {
+		return err
+	}
+	if !ch.Rebuild() {
+		return fmt.Errorf("chapter %s is an observe chapter: its labs are read, they have no code to write", ch.Number)
+	}
+	if !slices.Contains(ch.Labs, lab) {
+		return fmt.Errorf("lab %v is not a lab of chapter %s", lab, ch.Number)
+	}
+	return nil
 }
 
 // UnownedFiles lists the files under solutions/tinypi that no chapter owns; such a file is in no
@@ -150,15 +265,19 @@ func (b *Builder) check(ch *manifest.Chapter) error {
 	return nil
 }
 
-// build materialises the chapters up to ch. The labs of ch from index stubFrom on are stubbed;
-// earlier chapters are always taken from the reference. m, when not nil, is applied first.
-func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant) (Tree, error) {
+// build materialises the files of the chapters in ch's trees, a rebuild chapter. The labs of ch
+// from index stubFrom on are stubbed; other chapters are always taken from the reference. m, when
+// not nil, is applied first. The regions of the labs in marked keep their markers.
+func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant, marked []string) (Tree, error) {
 	if err := b.check(ch); err != nil {
 		return nil, err
 	}
 	t := Tree{}
 	applied := false
 	for _, c := range b.course.Chapters {
+		if !b.course.InTree(c, ch) {
+			continue
+		}
 		stubbed := map[string]string{}
 		if c == ch {
 			for _, l := range ch.Labs[stubFrom:] {
@@ -186,7 +305,7 @@ func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant) 
 				applied = true
 			}
 			if strings.HasSuffix(f, ".go") {
-				if src, err = b.goFile(c, f, src, labs, seenLabs, stubbed); err != nil {
+				if src, err = b.goFile(c, f, src, labs, seenLabs, stubbed, marked); err != nil {
 					return nil, err
 				}
 			}
@@ -197,9 +316,6 @@ func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant) 
 				return nil, fmt.Errorf("chapter %s: lab %s has no //lab:begin %s region in the chapter's files", c.Number, l.ID, l.ID)
 			}
 		}
-		if c == ch {
-			break
-		}
 	}
 	if m != nil && !applied {
 		return nil, fmt.Errorf("chapter %s: mutant %s: file %s is not in the chapter's target", ch.Number, m.Name, m.File)
@@ -208,20 +324,24 @@ func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant) 
 }
 
 // goFile turns one reference Go file of chapter c into its learner form: regions of the labs in
-// stubbed replaced by stubs, other markers removed, the kit's import path rewritten.
-func (b *Builder) goFile(c *manifest.Chapter, f string, src []byte, labs, seenLabs map[string]bool, stubbed map[string]string) ([]byte, error) {
+// stubbed replaced by stubs within their markers, the markers of other regions removed unless
+// their lab is in marked, the kit's import path rewritten.
+func (b *Builder) goFile(c *manifest.Chapter, f string, src []byte, labs, seenLabs map[string]bool, stubbed map[string]string, marked []string) ([]byte, error) {
 	name := path.Join(SourceDir, f)
 	regions, err := labsrc.Regions(src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	for _, r := range regions {
+		if !c.Rebuild() {
+			return nil, fmt.Errorf("%s:%d: chapter %s is an observe chapter, whose files have no lab regions (found //lab:begin %s)", name, r.StartLine, c.Number, r.Lab)
+		}
 		if !labs[r.Lab] {
 			return nil, fmt.Errorf("%s:%d: lab %s is not a lab of chapter %s, which owns this file", name, r.StartLine, r.Lab, c.Number)
 		}
 		seenLabs[r.Lab] = true
 	}
-	if src, err = labsrc.Stub(name, src, stubbed); err != nil {
+	if src, err = labsrc.StubKeepingMarkers(name, src, stubbed, marked); err != nil {
 		return nil, err
 	}
 	return rewriteImports(name, src, b.course.KitImport, b.course.Module)

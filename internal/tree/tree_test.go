@@ -14,12 +14,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
 const kitImport = "github.com/learn-tinypi/course/solutions/tinypi"
 
-// testFS is a small course of two chapters next to the kit's real go.mod and go.sum.
+// testFS is a small course next to the kit's real go.mod and go.sum: two rebuild chapters and
+// an observe chapter 00 that observes the second one (its file calls chapter 02's code).
 func testFS(t *testing.T) fstest.MapFS {
 	t.Helper()
 	fsys := fstest.MapFS{
@@ -31,13 +33,28 @@ requires:
   - golang.org/x/text
   - github.com/google/go-cmp
 `)},
+		"checkpoints/00-tour.yaml": {Data: []byte(`number: "00"
+slug: tour
+title: 导览
+title_en: Tour
+mode: observe
+observes: "02"
+files: [tour.go]
+test_file: ch00_tour_test.go
+doc: docs/00-tour.md
+labs:
+  - {id: "0.1", title: 读, title_en: Read, keyword: 读, pattern: ^TestLab0_1_, tests: 1}
+`)},
 		"checkpoints/01-base.yaml": {Data: []byte(`number: "01"
 slug: base
 title: 基础
 title_en: Base
-mode: observe
-files: [doc.go, wire]
+mode: rebuild
+files: [doc.go, base.go, wire]
+test_file: ch01_base_test.go
 doc: docs/01-base.md
+labs:
+  - {id: "1.1", title: 问候, title_en: Greet, keyword: 问候, pattern: ^TestLab1_1_, tests: 1}
 `)},
 		"checkpoints/02-tools.yaml": {Data: []byte(`number: "02"
 slug: tools
@@ -53,10 +70,14 @@ labs:
 mutants:
   - {name: off-by-one, lab: "2.2", file: tool.go, find: "len(s)", replace: "len(s) + 1", explain: 多一, explain_en: One too many}
 `)},
-		"solutions/tinypi/doc.go":        {Data: []byte("// Package tinypi is a test.\npackage tinypi\n")},
-		"solutions/tinypi/wire/wire.go":  {Data: []byte("// Package wire is a test.\npackage wire\n\n// Name is a name.\nconst Name = \"wire\"\n")},
-		"solutions/tinypi/wire/data.txt": {Data: []byte("data\n")},
-		"solutions/tinypi/unowned.go":    {Data: []byte("package tinypi\n")},
+		"solutions/tinypi/doc.go":            {Data: []byte("// Package tinypi is a test.\npackage tinypi\n")},
+		"solutions/tinypi/base.go":           {Data: []byte("package tinypi\n\n// Greet greets.\nfunc Greet() string {\n\t//lab:begin 1.1\n\treturn \"hi\"\n\t//lab:end\n}\n")},
+		"solutions/tinypi/ch01_base_test.go": {Data: []byte("package tinypi\n\nimport \"testing\"\n\nfunc TestLab1_1_Greet(t *testing.T) {\n\tif Greet() != \"hi\" {\n\t\tt.Error(\"no greeting\")\n\t}\n}\n")},
+		"solutions/tinypi/tour.go":           {Data: []byte("package tinypi\n\n// Tour measures the tour.\nfunc Tour() string { return Length(\"tour\") }\n")},
+		"solutions/tinypi/ch00_tour_test.go": {Data: []byte("package tinypi\n\nimport \"testing\"\n\nfunc TestLab0_1_Tour(t *testing.T) {\n\tif Tour() != \"4\" {\n\t\tt.Error(Tour())\n\t}\n}\n")},
+		"solutions/tinypi/wire/wire.go":      {Data: []byte("// Package wire is a test.\npackage wire\n\n// Name is a name.\nconst Name = \"wire\"\n")},
+		"solutions/tinypi/wire/data.txt":     {Data: []byte("data\n")},
+		"solutions/tinypi/unowned.go":        {Data: []byte("package tinypi\n")},
 		"solutions/tinypi/tool.go": {Data: []byte(`package tinypi
 
 import (
@@ -120,7 +141,7 @@ func newBuilder(t *testing.T, fsys fs.FS) *tree.Builder {
 
 func TestTrees(t *testing.T) {
 	b := newBuilder(t, testFS(t))
-	ch1, ch2 := b.Course().Chapters[0], b.Course().Chapters[1]
+	ch1, ch2 := b.Course().Chapters[1], b.Course().Chapters[2]
 
 	parent1, err := b.Parent(ch1)
 	if err != nil {
@@ -133,6 +154,11 @@ func TestTrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Chapter 00's file needs chapter 02: it is not in chapter 01's trees.
+	want1 := []string{"base.go", "ch01_base_test.go", "doc.go", "go.mod", "go.sum", "wire/data.txt", "wire/wire.go"}
+	if diff := cmp.Diff(want1, target1.Paths()); diff != "" {
+		t.Errorf("Target(01) paths (-want +got):\n%s", diff)
+	}
 	parent2, err := b.Parent(ch2)
 	if err != nil {
 		t.Fatal(err)
@@ -144,7 +170,8 @@ func TestTrees(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"ch02_tools_test.go", "doc.go", "go.mod", "go.sum", "tool.go", "wire/data.txt", "wire/wire.go"}
+	want := []string{"base.go", "ch00_tour_test.go", "ch01_base_test.go", "ch02_tools_test.go", "doc.go", "go.mod", "go.sum",
+		"tool.go", "tour.go", "wire/data.txt", "wire/wire.go"}
 	if diff := cmp.Diff(want, target2.Paths()); diff != "" {
 		t.Errorf("Target(02) paths (-want +got):\n%s", diff)
 	}
@@ -184,6 +211,11 @@ require (
 			t.Errorf("Starter tool.go lacks %q:\n%s", s, st)
 		}
 	}
+	// The markers of a stub stay around it; the //lab:stub part does not.
+	wantStub := "\t//lab:begin 2.1\n\t// TODO(Lab 2.1): 见 labs/2.1.md (see labs/2.1.en.md)\n\tpanic(\"Lab 2.1 编译 尚未实现\")\n\t//lab:end\n"
+	if !strings.Contains(st, wantStub) || strings.Contains(st, "//lab:stub") {
+		t.Errorf("Starter tool.go lacks the marked stub %q (or keeps //lab:stub):\n%s", wantStub, st)
+	}
 	if strings.Contains(st, `"fmt"`) || strings.Contains(st, "tinypi/wire") {
 		t.Errorf("Starter tool.go keeps imports its stubs made unused:\n%s", st)
 	}
@@ -196,7 +228,7 @@ require (
 		t.Fatal(err)
 	}
 	s1 := string(stage1["tool.go"])
-	if !strings.Contains(s1, "return c.Compile(s + wire.Name)") || !strings.Contains(s1, `panic("Lab 2.2 长度 尚未实现")`) {
+	if !strings.Contains(s1, "\treturn c.Compile(s + wire.Name)\n}") || !strings.Contains(s1, `panic("Lab 2.2 长度 尚未实现")`) {
 		t.Errorf("Progressive(02, 1) tool.go should have lab 2.1 from the reference and 2.2 stubbed:\n%s", s1)
 	}
 	if s0, _ := b.Progressive(ch2, 0); !s0.Equal(starter) {
@@ -226,7 +258,7 @@ require (
 	}
 
 	// The trees are real modules: target, starter and mutant build offline, tests included.
-	for name, tr := range map[string]tree.Tree{"target": target2, "starter": starter, "mutant": mutant, "parent": parent2} {
+	for name, tr := range map[string]tree.Tree{"target": target2, "starter": starter, "mutant": mutant, "parent": parent2, "stage1": stage1} {
 		goBuild(t, name, tr)
 	}
 }
@@ -245,6 +277,9 @@ func TestBuilderErrors(t *testing.T) {
 			"solutions/tinypi/tool.go: line 23: the region of lab 2.2 has no //lab:end"},
 		{"mutant not found", "checkpoints/02-tools.yaml", `find: "len(s)"`, `find: "cap(s)"`,
 			"mutant off-by-one in tool.go: the text to find does not occur"},
+		{"region in an observe chapter's file", "solutions/tinypi/tour.go", "{ return Length(\"tour\") }",
+			"{\n\t//lab:begin 0.1\n\treturn Length(\"tour\")\n\t//lab:end\n}",
+			"solutions/tinypi/tour.go:5: chapter 00 is an observe chapter, whose files have no lab regions (found //lab:begin 0.1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -255,7 +290,7 @@ func TestBuilderErrors(t *testing.T) {
 			}
 			fsys[tt.file] = &fstest.MapFile{Data: []byte(strings.Replace(data, tt.old, tt.new, 1))}
 			b := newBuilder(t, fsys)
-			ch := b.Course().Chapters[1]
+			ch := b.Course().Chapters[2]
 			_, err := b.Target(ch)
 			if tt.name == "mutant not found" {
 				_, err = b.Mutant(ch, ch.Mutants[0])
@@ -393,5 +428,118 @@ func goBuild(t *testing.T, name string, tr tree.Tree) {
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("%s: go vet ./... failed: %v\n%s", name, err, out)
+	}
+}
+
+// TestObserveTrees checks the trees of an observe chapter: 00 observes 02, so its target, parent,
+// starter and every progressive stage are chapter 02's target, which holds 00's files.
+func TestObserveTrees(t *testing.T) {
+	b := newBuilder(t, testFS(t))
+	ch0, ch2 := b.Course().Chapters[0], b.Course().Chapters[2]
+	target2, err := b.Target(ch2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := target2["tour.go"]; !ok {
+		t.Fatalf("Target(02) lacks chapter 00's tour.go: %v", target2.Paths())
+	}
+	trees := map[string]func() (tree.Tree, error){
+		"Target":         func() (tree.Tree, error) { return b.Target(ch0) },
+		"Parent":         func() (tree.Tree, error) { return b.Parent(ch0) },
+		"Starter":        func() (tree.Tree, error) { return b.Starter(ch0) },
+		"Progressive(1)": func() (tree.Tree, error) { return b.Progressive(ch0, 1) },
+	}
+	for name, build := range trees {
+		got, err := build()
+		if err != nil {
+			t.Fatalf("%s(00): %v", name, err)
+		}
+		if !got.Equal(target2) {
+			t.Errorf("%s(00) differs from Target(02); paths %v", name, got.Paths())
+		}
+	}
+	if _, err := b.Progressive(ch0, 2); err == nil {
+		t.Errorf("Progressive(00, 2) succeeded, want an out-of-range error (chapter 00 has one lab)")
+	}
+	// The first rebuild chapter's parent is the empty module, whatever comes before it.
+	parent1, err := b.Parent(b.Course().Chapters[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"go.mod", "go.sum"}, parent1.Paths()); diff != "" {
+		t.Errorf("Parent(01) paths (-want +got):\n%s", diff)
+	}
+}
+
+func TestLabBodies(t *testing.T) {
+	b := newBuilder(t, testFS(t))
+	c := b.Course()
+	ch0, ch1, ch2 := c.Chapters[0], c.Chapters[1], c.Chapters[2]
+	lab21, lab22 := ch2.Labs[0], ch2.Labs[1]
+
+	files, err := b.LabFiles(ch1, ch1.Labs[0])
+	if err != nil || !cmp.Equal([]string{"base.go"}, files) {
+		t.Errorf("LabFiles(01, 1.1) = %v, %v; want [base.go]", files, err)
+	}
+	files, err = b.LabFiles(ch2, lab22)
+	if err != nil || !cmp.Equal([]string{"tool.go"}, files) {
+		t.Errorf("LabFiles(02, 2.2) = %v, %v; want [tool.go]", files, err)
+	}
+
+	stub, err := b.StubBodies(ch2, lab21, "tool.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantStub := []string{"\t// TODO(Lab 2.1): 见 labs/2.1.md (see labs/2.1.en.md)\n\tpanic(\"Lab 2.1 编译 尚未实现\")\n"}
+	if diff := cmp.Diff(wantStub, stub); diff != "" {
+		t.Errorf("StubBodies(02, 2.1) (-want +got):\n%s", diff)
+	}
+	ref, err := b.ReferenceBodies(ch2, lab21, "tool.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRef := []string{"\tc := jsonschema.NewCompiler()\n\treturn c.Compile(s + wire.Name)\n"}
+	if diff := cmp.Diff(wantRef, ref); diff != "" {
+		t.Errorf("ReferenceBodies(02, 2.1) (-want +got):\n%s", diff)
+	}
+
+	// What `course reset` does: the learner's attempt is replaced by the stub, which gives back
+	// the starter's file exactly.
+	starter, err := b.Starter(ch2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	attempt, err := labsrc.ReplaceBodies(starter["tool.go"], "2.1", []string{"\treturn nil, nil\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reset, err := labsrc.ReplaceBodies(attempt, "2.1", stub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(starter["tool.go"]), string(reset)); diff != "" {
+		t.Errorf("resetting lab 2.1 (-starter +reset):\n%s", diff)
+	}
+
+	errs := []struct {
+		name string
+		err  func() error
+		want string
+	}{
+		{"observe chapter", func() error { _, err := b.StubBodies(ch0, ch0.Labs[0], "tour.go"); return err },
+			"chapter 00 is an observe chapter"},
+		{"lab of another chapter", func() error { _, err := b.ReferenceBodies(ch2, ch1.Labs[0], "tool.go"); return err },
+			"is not a lab of chapter 02"},
+		{"file without the lab", func() error { _, err := b.StubBodies(ch2, lab21, "doc.go"); return err },
+			"chapter 02: lab 2.1 has no region in doc.go"},
+		{"file not in the tree", func() error { _, err := b.ReferenceBodies(ch1, ch1.Labs[0], "tool.go"); return err },
+			"chapter 01: tool.go is not a file of the chapter's trees"},
+		{"LabFiles of an observe chapter", func() error { _, err := b.LabFiles(ch0, ch0.Labs[0]); return err },
+			"chapter 00 is an observe chapter"},
+	}
+	for _, tt := range errs {
+		if err := tt.err(); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error = %v, want one containing %q", tt.name, err, tt.want)
+		}
 	}
 }

@@ -51,12 +51,13 @@ func ch02Collect(s *EventStream[string, string]) []string {
 // reader never waits for the test) and stopping after limit events when limit > 0. When it
 // returns, done receives nil, or the panic that stopped it.
 type ch02Reader struct {
-	events chan string
-	done   chan any
+	events   chan string
+	done     chan any
+	returned bool // done has been received
 }
 
-func ch02StartReader(s *EventStream[string, string], limit int) ch02Reader {
-	r := ch02Reader{events: make(chan string, 100), done: make(chan any, 1)}
+func ch02StartReader(s *EventStream[string, string], limit int) *ch02Reader {
+	r := &ch02Reader{events: make(chan string, 100), done: make(chan any, 1)}
 	go func() {
 		defer func() { r.done <- recover() }()
 		n := 0
@@ -72,7 +73,7 @@ func ch02StartReader(s *EventStream[string, string], limit int) ch02Reader {
 }
 
 // received returns the events the reader has reported so far.
-func (r ch02Reader) received() []string {
+func (r *ch02Reader) received() []string {
 	var got []string
 	for {
 		select {
@@ -85,13 +86,17 @@ func (r ch02Reader) received() []string {
 }
 
 // finished reports whether the reader has returned; it fails the test if the reader panicked.
-func (r ch02Reader) finished(t *testing.T) bool {
+func (r *ch02Reader) finished(t *testing.T) bool {
 	t.Helper()
+	if r.returned {
+		return true
+	}
 	select {
 	case p := <-r.done:
 		if p != nil {
 			t.Fatalf("%v", p)
 		}
+		r.returned = true
 		return true
 	default:
 		return false
@@ -186,8 +191,13 @@ func TestLab2_2_读者先等_多个读者(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
 		defer ch02Guard(t)
 		s := ch02Stream()
-		readers := []ch02Reader{ch02StartReader(s, 0), ch02StartReader(s, 0), ch02StartReader(s, 1)}
+		readers := []*ch02Reader{ch02StartReader(s, 0), ch02StartReader(s, 0), ch02StartReader(s, 1)}
 		synctest.Wait() // all three wait
+		for i, r := range readers {
+			if r.finished(t) {
+				t.Fatalf("reader %d returned before any event was pushed; it must wait", i)
+			}
+		}
 		s.Push("a")
 		synctest.Wait()
 		for i, r := range readers {

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/manifest"
+)
+
+func TestPrintTestReport(t *testing.T) {
+	labs := []*manifest.Lab{
+		{ID: "7.1", Title: "完成纯文本 stop", Pattern: "^TestLab7_1_", Tests: 1},
+		{ID: "7.2", Title: "闭合单工具往返", Pattern: "^TestLab7_2_", Tests: 2},
+	}
+	tests := []struct {
+		name   string
+		report gotest.Report
+		wantOK bool
+		want   string
+	}{
+		{
+			name: "one lab green, one red and one test missing",
+			report: gotest.Report{ExitCode: 1, Tests: []gotest.TestResult{
+				{Name: "TestLab7_1_A", Passed: true},
+				{Name: "TestLab7_1_A/sub", Failed: true, FirstFailure: "subtests do not count"},
+				{Name: "TestLab7_2_B", Failed: true, FirstFailure: "Lab 7.2 尚未实现"},
+				{Name: "TestOther", Failed: true},
+			}},
+			want: "" +
+				"Lab  标题             通过  第一条失败\n" +
+				"7.1  完成纯文本 stop  1/1\n" +
+				"7.2  闭合单工具往返   0/2   TestLab7_2_B: Lab 7.2 尚未实现\n" +
+				"1 passed, 2 failed\n" +
+				"下一步：读 labs/7.2.md，然后运行 go test -run '^TestLab7_2_' .\n",
+		},
+		{
+			name: "build failure",
+			report: gotest.Report{ExitCode: 1, BuildFailed: true,
+				BuildOutput: "./agentloop.go:1:1: syntax error\n"},
+			want: "" +
+				"构建失败：\n" +
+				"./agentloop.go:1:1: syntax error\n" +
+				"Lab  标题             通过  第一条失败\n" +
+				"7.1  完成纯文本 stop  0/1   构建失败\n" +
+				"7.2  闭合单工具往返   0/2   构建失败\n" +
+				"0 passed, 3 failed\n",
+		},
+		{
+			name: "all green",
+			report: gotest.Report{Tests: []gotest.TestResult{
+				{Name: "TestLab7_1_A", Passed: true},
+				{Name: "TestLab7_2_B", Passed: true},
+				{Name: "TestLab7_2_C", Passed: true},
+			}},
+			wantOK: true,
+			want: "" +
+				"Lab  标题             通过  第一条失败\n" +
+				"7.1  完成纯文本 stop  1/1\n" +
+				"7.2  闭合单工具往返   2/2\n" +
+				"3 passed, 0 failed\n" +
+				"全部通过。用 git diff 回顾你的改动。\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			a := &app{p: printer{lang: langZH}, stdout: &out}
+			ok := a.printTestReport(labs, &tt.report)
+			if ok != tt.wantOK {
+				t.Errorf("printTestReport() = %v, want %v", ok, tt.wantOK)
+			}
+			got := out.String()
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
