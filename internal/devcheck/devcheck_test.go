@@ -103,29 +103,30 @@ mutants:
   - {name: minus, lab: "1.1", file: calc.go, find: "a + b", replace: "a - b", explain: 减法, explain_en: Subtracts}
   - {name: square, lab: "1.2", file: calc.go, find: "n * 2", replace: "n * n", explain: 平方, explain_en: Squares}
 `),
-		"checkpoints/02-show.yaml": file(`number: "02"
+		"checkpoints/00-show.yaml": file(`number: "00"
 slug: show
 title: 展示
 title_en: Show
 mode: observe
+observes: "01"
 files: [show.go]
-test_file: ch02_show_test.go
-doc: docs/02-show.md
+test_file: ch00_show_test.go
+doc: docs/00-show.md
 labs:
-  - {id: "2.1", title: 观察, title_en: Observe, keyword: 观察, pattern: ^TestLab2_1_, tests: 1}
+  - {id: "0.1", title: 观察, title_en: Observe, keyword: 观察, pattern: ^TestLab0_1_, tests: 1}
 `),
 		"solutions/tinypi/calc.go":           file(calcSource),
 		"solutions/tinypi/ch01_calc_test.go": file(calcTests),
 		"solutions/tinypi/show.go":           file("package tinypi\n\n// Show shows.\nfunc Show() string { return \"shown\" }\n"),
-		"solutions/tinypi/ch02_show_test.go": file("package tinypi\n\nimport \"testing\"\n\nfunc TestLab2_1_Show(t *testing.T) {\n\tif Show() != \"shown\" {\n\t\tt.Error(\"not shown\")\n\t}\n}\n"),
+		"solutions/tinypi/ch00_show_test.go": file("package tinypi\n\nimport \"testing\"\n\nfunc TestLab0_1_Show(t *testing.T) {\n\tif Show() != \"shown\" {\n\t\tt.Error(\"not shown\")\n\t}\n}\n"),
 		"docs/01-calc.md":                    file("# 计算\n"),
-		"docs/02-show.md":                    file("# 展示\n"),
+		"docs/00-show.md":                    file("# 展示\n"),
 		"labs/01/1.1.md":                     file("# Lab 1.1\n"),
 		"labs/01/1.1.en.md":                  file("# Lab 1.1\n"),
 		"labs/01/1.2.md":                     file("# Lab 1.2\n"),
 		"labs/01/1.2.en.md":                  file("# Lab 1.2\n"),
-		"labs/02/2.1.md":                     file("# Lab 2.1\n"),
-		"labs/02/2.1.en.md":                  file("# Lab 2.1\n"),
+		"labs/00/0.1.md":                     file("# Lab 0.1\n"),
+		"labs/00/0.1.en.md":                  file("# Lab 0.1\n"),
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := fs.ReadFile(course.Content(), name)
@@ -180,10 +181,10 @@ func TestRunFakeCourse(t *testing.T) {
 		"01 mutant minus: compiles and lab 1.1 catches it":                                 true,
 		"01 mutant square: compiles and lab 1.2 catches it":                                true,
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": true,
-		"02 target: go vet and go test -race ./... pass offline":                           true,
-		"02 tests: every focused test matches exactly one lab pattern":                     true,
-		"02 tests: lab 2.1 pattern ^TestLab2_1_ selects its 1 test(s) and nothing else":    true,
-		"02 content: every lab has its cards (zh, en) and the chapter has docs/02-show.md": true,
+		"00 target: go vet and go test -race ./... pass offline":                           true,
+		"00 tests: every focused test matches exactly one lab pattern":                     true,
+		"00 tests: lab 0.1 pattern ^TestLab0_1_ selects its 1 test(s) and nothing else":    true,
+		"00 content: every lab has its cards (zh, en) and the chapter has docs/00-show.md": true,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)

@@ -44,9 +44,12 @@ requires: []
 slug: base
 title: 基础
 title_en: Base
-mode: observe
+mode: rebuild
 files: [base.go]
+test_file: ch01_base_test.go
 doc: docs/01-base.md
+labs:
+  - {id: "1.1", title: 基础, title_en: Base, keyword: 基础, pattern: ^TestLab1_1_, tests: 1}
 `),
 		"checkpoints/02-words.yaml": file(`number: "02"
 slug: words
@@ -60,7 +63,10 @@ labs:
   - {id: "2.1", title: 大写, title_en: Upper, keyword: 大写, pattern: ^TestLab2_1_, tests: 1}
   - {id: "2.2", title: 宽度, title_en: Width, stub_title: 计算宽度, keyword: 宽度, pattern: ^TestLab2_2_, tests: 1}
 `),
-		"solutions/tinypi/base.go": file("// Package tinypi is a test.\npackage tinypi\n"),
+		"solutions/tinypi/base.go":           file("// Package tinypi is a test.\npackage tinypi\n\n// Base is the base.\nfunc Base() int {\n\t//lab:begin 1.1\n\treturn 1\n\t//lab:end\n}\n"),
+		"solutions/tinypi/ch01_base_test.go": file("package tinypi\n\nimport \"testing\"\n\nfunc TestLab1_1_Base(t *testing.T) { _ = Base() }\n"),
+		"labs/01/1.1.md":                     file("# Lab 1.1 基础\n"),
+		"labs/01/1.1.en.md":                  file("# Lab 1.1 Base\n"),
 		"solutions/tinypi/words.go": file(`package tinypi
 
 import "strings"
