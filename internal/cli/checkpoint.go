@@ -121,7 +121,7 @@ func (a *app) requireEmptyDir(dir string) error {
 		return nil
 	case err != nil:
 		if info, statErr := os.Stat(dir); statErr == nil && !info.IsDir() {
-			return a.usagef("err.nonempty", dir)
+			return a.usagef("err.notdir", dir)
 		}
 		return err
 	case len(entries) > 0:

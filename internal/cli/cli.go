@@ -279,6 +279,8 @@ func (a *app) rootCommand() *cobra.Command {
 		a.checkpointCommand(),
 		a.practiceCommand(),
 		a.testCommand(),
+		a.transcriptCommand(),
+		a.diagnoseCommand(),
 		a.devCommand(),
 	)
 	return root

@@ -58,6 +58,7 @@ var catalog = map[string]message{
 	"err.no.go":         {"找不到 go 命令。请安装 Go %s 或更新版本（https://go.dev/dl/），并确认 go 在 PATH 中。", "the go command was not found. Install Go %s or newer (https://go.dev/dl/) and make sure go is on your PATH."},
 	"err.content":       {"课程内容无法加载：%v", "the course content cannot be loaded: %v"},
 	"err.nonempty":      {"目录 %s 已存在且不为空；为了不覆盖你的文件，什么也没写。请换一个新目录。", "directory %s exists and is not empty; nothing was written so that none of your files is overwritten. Choose a new directory."},
+	"err.notdir":        {"%s 是一个文件，不是目录；什么也没写。请换一个新目录。", "%s is a file, not a directory; nothing was written. Choose a new directory."},
 	"err.not.practice":  {"%s 不在练习目录中（找不到 .course/practice.json）。\n先创建一个练习目录：\n  course practice 07 ./mydir\n  cd ./mydir && course test", "%s is not inside a practice directory (no .course/practice.json found).\nCreate one first:\n  course practice 07 ./mydir\n  cd ./mydir && course test"},
 	"err.unknown.lab":   {"第 %s 章没有 Lab %q。可用的 Lab：", "chapter %s has no lab %q. Valid labs:"},
 	"err.checkout.kind": {"--checkout 只接受 parent 或 target，收到 %q", "--checkout takes parent or target, got %q"},

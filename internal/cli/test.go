@@ -56,11 +56,12 @@ func (a *app) testCommand() *cobra.Command {
 			}
 			run := strings.Join(patterns, "|")
 			fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
-			report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: run})
+			report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root)})
 			if err != nil {
 				return err
 			}
 			if !a.printTestReport(labs, report) {
+				a.printTranscriptHint(root, report)
 				return errSilentFailure
 			}
 			return nil

@@ -645,7 +645,7 @@ func TestLab5_1_SSE分帧_ChunkBoundaries(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pr.Close()
 	go func() {
-		pw.Write([]byte("data: live\r\r")) //nolint:errcheck // the reader's Close ends it
+		pw.Write([]byte("data: live\r\r"))
 	}()
 	timer := time.AfterFunc(5*time.Second, func() {
 		pw.CloseWithError(errors.New("the event was not dispatched when its blank line arrived"))
@@ -1302,7 +1302,7 @@ func TestLab5_5_流终态_Cancel(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
-		w.Write(ch05Body(`data: {"id":"c1","model":"m1","choices":[{"index":0,"delta":{"content":"Hel"}}]}`)) //nolint:errcheck
+		w.Write(ch05Body(`data: {"id":"c1","model":"m1","choices":[{"index":0,"delta":{"content":"Hel"}}]}`))
 		w.(http.Flusher).Flush()
 		select { // the model "thinks" until the client goes away
 		case <-r.Context().Done():

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -190,16 +191,40 @@ func (rec *ch07Recorder) checkOneTurnEnd(t *testing.T, res AgentRunResult) {
 // panic is turned into this test's failure so the other tests still run.
 func ch07Run(t *testing.T, ctx context.Context, opts AgentLoopOptions) AgentRunResult {
 	t.Helper()
+	end := ch07Record(t, &opts)
 	defer func() {
 		if p := recover(); p != nil {
+			end(AgentRunResult{}, fmt.Sprint(p))
 			t.Fatalf("%v", p)
 		}
 	}()
 	res, err := RunAgentLoop(ctx, opts)
 	if err != nil {
+		end(res, err.Error())
 		t.Fatalf("RunAgentLoop returned error %v; errors are only for invalid options", err)
 	}
+	end(res, "")
 	return res
+}
+
+// ch07Record records the run when the environment variable RunRecordDirEnv names a directory
+// (`course test` sets it), so that `course transcript` can show this test's run next to the
+// reference run. It wraps opts and returns the function that records how the run ended; the
+// record is written when the test ends. Without the variable nothing changes.
+func ch07Record(t *testing.T, opts *AgentLoopOptions) (end func(res AgentRunResult, errText string)) {
+	dir := os.Getenv(RunRecordDirEnv)
+	if dir == "" {
+		return func(AgentRunResult, string) {}
+	}
+	rec := NewRunRecorder(t.Name())
+	*opts = rec.Wrap(*opts)
+	t.Cleanup(func() {
+		// A record that cannot be written must not change the test's outcome.
+		if err := WriteRunRecord(dir, rec.Record(t.Failed())); err != nil {
+			t.Logf("run record not written: %v", err)
+		}
+	})
+	return rec.End
 }
 
 // ch07Cmp compares transcripts; timestamps of results made by the loop or the executor are

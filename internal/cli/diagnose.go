@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/learn-tinypi/course/internal/diagnose"
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/manifest"
+)
+
+// diagnoseMessages are the texts of `course diagnose`. They join the catalog when the package
+// starts, so the catalog's tests cover them too.
+var diagnoseMessages = map[string]message{
+	"diagnose.short": {"运行一个已知的错误写法，逐轮对照参考实现", "run a known mistake and compare it round by round with the reference"},
+	"diagnose.long": {
+		"course diagnose NN 列出第 NN 章可以诊断的错误写法（课程的 mutant），每个附一句说明。\n\n" +
+			"course diagnose NN 名字 把这个错误真的写进本章 target，用本章的诊断程序 cmd/diagnose\n" +
+			"（桩模型 + 内存工具，离线、结果固定）分别运行错误写法和参考实现，逐轮打印：assistant 的文字、\n" +
+			"工具调用、哪些执行了哪些被丢弃、历史 role 序列、未配对的调用 id、工具执行次数、结束方式和最终回答，\n" +
+			"最后给出对照表和不同的行。需要 go 命令；临时目录用完即删。\n\n" +
+			"诊断程序属于本章内容，练习目录里也有：在练习目录中运行 go run ./cmd/diagnose all，诊断的就是你自己的 loop。",
+		"course diagnose NN lists the mistakes of chapter NN that can be diagnosed (the course's mutants), each with a\n" +
+			"one-line explanation.\n\n" +
+			"course diagnose NN NAME writes that mistake into the chapter's target for real and runs the chapter's diagnosis\n" +
+			"program cmd/diagnose (stub models and in-memory tools, offline, always the same output) on the mistake and on\n" +
+			"the reference. It prints each run round by round: the assistant's text, the tool calls, which ran and which were\n" +
+			"dropped, the role sequence, the unpaired call ids, the tool executions, how the run ended and the final answer,\n" +
+			"then a comparison table and the lines that differ. Needs the go command; temporary directories are removed.\n\n" +
+			"The program is part of the chapter, so your practice directory has it too: go run ./cmd/diagnose all there\n" +
+			"diagnoses your own loop.",
+	},
+	"diagnose.example": {
+		"  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
+		"  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
+	},
+	"diagnose.none":     {"第 %s 章没有可诊断的错误写法（它的代码树里没有 cmd/diagnose，或者没有 mutant）。", "chapter %s has no mistakes to diagnose (its trees have no cmd/diagnose, or it has no mutants)."},
+	"diagnose.unknown":  {"第 %s 章没有名为 %q 的错误写法。可用的：\n%s", "chapter %s has no mistake named %q. Available:\n%s"},
+	"diagnose.building": {"正在构建并运行 %s（错误写法 %s 与参考实现）……", "building and running %s (mistake %s and the reference)..."},
+}
+
+func init() {
+	for id := range diagnoseMessages {
+		if _, dup := catalog[id]; dup {
+			panic("cli: message " + id + " is defined twice")
+		}
+	}
+	maps.Copy(catalog, diagnoseMessages)
+}
+
+// diagnoseCommand is `course diagnose NN [NAME]`.
+func (a *app) diagnoseCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "diagnose NN [NAME]",
+		Short:   a.p.text("diagnose.short"),
+		Long:    a.p.text("diagnose.long"),
+		Example: a.p.text("diagnose.example"),
+		Args:    a.argsRange(1, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			b, ch, err := a.chapter(args[0])
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				err := diagnose.WriteList(a.stdout, b, ch)
+				if errors.Is(err, diagnose.ErrNoDriver) {
+					return a.usagef("diagnose.none", ch.Number)
+				}
+				return err
+			}
+			mutants, err := diagnose.List(b, ch)
+			if errors.Is(err, diagnose.ErrNoDriver) {
+				return a.usagef("diagnose.none", ch.Number)
+			}
+			if err != nil {
+				return err
+			}
+			// Refuse an unknown name before anything is built.
+			if !slices.ContainsFunc(mutants, func(m *manifest.Mutant) bool { return m.Name == args[1] }) {
+				return a.usagef("diagnose.unknown", ch.Number, args[1], a.mistakeList(mutants))
+			}
+			if err := a.requireGo(b.Course()); err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stderr, a.p.text("diagnose.building", diagnose.DriverDir, args[1]))
+			err = diagnose.Run(c.Context(), b, ch, args[1], a.stdout)
+			if errors.Is(err, gotest.ErrNoGo) {
+				return errors.New(a.p.text("err.no.go", b.Course().GoVersion))
+			}
+			return err
+		},
+	}
+}
+
+// mistakeList is one line per mistake: its name, padded, and its explanation in the output
+// language.
+func (a *app) mistakeList(mutants []*manifest.Mutant) string {
+	rows := make([][]string, len(mutants))
+	for i, m := range mutants {
+		explain := m.Explain
+		if a.p.lang == langEN && m.ExplainEN != "" {
+			explain = m.ExplainEN
+		}
+		rows[i] = []string{"  " + m.Name, explain}
+	}
+	var b strings.Builder
+	_ = writeTable(&b, rows) // a strings.Builder does not fail
+	return strings.TrimRight(b.String(), "\n")
+}

@@ -1,0 +1,326 @@
+package diagnose
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// shared is a directory for the target's driver, built once for all tests of this binary and
+// removed by TestMain.
+var shared string
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "diagnose-test-")
+	if err != nil {
+		panic(err)
+	}
+	shared = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	if code == 0 {
+		// Run builds both programs in goroutines; none may outlive a diagnosis.
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// targetDriver builds chapter 07's target driver once per test binary: every diagnosis compares
+// against it, and compiling is the slow part.
+var targetDriver = sync.OnceValues(func() (Driver, error) {
+	b, ch, err := chapter07()
+	if err != nil {
+		return nil, err
+	}
+	t, err := b.Target(ch)
+	if err != nil {
+		return nil, err
+	}
+	return Build(context.Background(), t, filepath.Join(shared, "target"))
+})
+
+func chapter07() (*tree.Builder, *manifest.Chapter, error) {
+	b, err := tree.NewBuilder(course.Content())
+	if err != nil {
+		return nil, nil, err
+	}
+	ch, err := b.Course().Chapter("07")
+	return b, ch, err
+}
+
+func mustChapter07(t *testing.T) (*tree.Builder, *manifest.Chapter) {
+	t.Helper()
+	b, ch, err := chapter07()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, ch
+}
+
+// golden compares got with testdata/name, or rewrites the file with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := lineDiff(strings.Split(string(want), "\n"), strings.Split(got, "\n")); len(diff) > 0 {
+		var b strings.Builder
+		for _, d := range diff {
+			sign := "-"
+			if d.added {
+				sign = "+"
+			}
+			b.WriteString(sign + " " + d.line + "\n")
+		}
+		t.Errorf("output differs from %s (-want +got; go test -update rewrites it):\n%s", path, b.String())
+	}
+}
+
+func TestWriteList(t *testing.T) {
+	b, ch := mustChapter07(t)
+	var out bytes.Buffer
+	if err := WriteList(&out, b, ch); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range ch.Mutants {
+		if !strings.Contains(out.String(), "  "+m.Name+" ") || !strings.Contains(out.String(), m.Explain) {
+			t.Errorf("listing lacks %s and its explanation:\n%s", m.Name, out.String())
+		}
+	}
+	golden(t, "list.golden", out.String())
+}
+
+func TestListWithoutDriver(t *testing.T) {
+	b, _ := mustChapter07(t)
+	ch, err := b.Course().Chapter("01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := List(b, ch); !errors.Is(err, ErrNoDriver) {
+		t.Errorf("List(01) error = %v, want ErrNoDriver", err)
+	}
+}
+
+func TestRunUnknownMistake(t *testing.T) {
+	b, ch := mustChapter07(t)
+	var out bytes.Buffer
+	err := Run(context.Background(), b, ch, "no-such-mistake", &out)
+	var unknown *UnknownMistakeError
+	if !errors.As(err, &unknown) {
+		t.Fatalf("Run error = %v, want *UnknownMistakeError", err)
+	}
+	if len(unknown.Mutants) != len(ch.Mutants) || !strings.Contains(err.Error(), "first-call-only") {
+		t.Errorf("error %q lists %d mistakes, want all %d", err, len(unknown.Mutants), len(ch.Mutants))
+	}
+	if out.Len() != 0 {
+		t.Errorf("Run printed %q before failing", out.String())
+	}
+}
+
+// TestDiagnose runs real mutated code: each case builds its mutant's driver and compares the
+// printed diagnosis with a golden file. The facts each case states are checked on the parsed
+// runs too, so that a golden file rewritten by mistake cannot hide a wrong diagnosis.
+func TestDiagnose(t *testing.T) {
+	tests := []struct {
+		mutant string
+		// want maps "side/scenario" to summary fields the run must have.
+		want map[string]map[string]string
+	}{
+		{
+			mutant: "first-call-only",
+			want: map[string]map[string]string{
+				"mutant/weather-fx-skip":  {"rounds": "2", "executions": "1", "unpaired": "1", "end": "stop", "weather": "true", "fx": "false"},
+				"mutant/weather-fx-reask": {"rounds": "6", "executions": "6", "unpaired": "1", "end": "maxSteps", "weather": "false", "fx": "false"},
+				"target/weather-fx":       {"rounds": "2", "executions": "2", "unpaired": "0", "end": "stop", "weather": "true", "fx": "true"},
+			},
+		},
+		{
+			mutant: "result-not-fed-back",
+			want: map[string]map[string]string{
+				"mutant/readme": {"rounds": "2", "executions": "1", "unpaired": "1", "project": "false"},
+				"target/readme": {"rounds": "2", "executions": "1", "unpaired": "0", "project": "true"},
+			},
+		},
+		{
+			mutant: "length-runs-tools",
+			want: map[string]map[string]string{
+				"mutant/length": {"rounds": "2", "executions": "1", "end": "stop"},
+				"target/length": {"rounds": "1", "executions": "0", "end": "length"},
+			},
+		},
+		{
+			mutant: "results-in-completion-order",
+			want: map[string]map[string]string{
+				"mutant/weather-fx": {"rounds": "2", "executions": "2", "unpaired": "0"},
+				"target/weather-fx": {"rounds": "2", "executions": "2", "unpaired": "0"},
+			},
+		},
+	}
+	b, ch := mustChapter07(t)
+	for _, tt := range tests {
+		t.Run(tt.mutant, func(t *testing.T) {
+			t.Parallel()
+			target, err := targetDriver()
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := mutantNamed(t, ch, tt.mutant)
+			mt, err := b.Mutant(ch, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mutant, err := Build(context.Background(), mt, t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs := map[string]run{}
+			record := func(side string, d Driver) Driver {
+				return func(ctx context.Context, scenarios []string) (string, error) {
+					out, err := d(ctx, scenarios)
+					if err == nil {
+						parsed, perr := parseRuns(out)
+						if perr != nil {
+							return "", perr
+						}
+						for _, r := range parsed {
+							runs[side+"/"+r.scenario] = r
+						}
+					}
+					return out, err
+				}
+			}
+			var out bytes.Buffer
+			if err := Diagnose(context.Background(), &out, ch, m, record("mutant", mutant), record("target", target)); err != nil {
+				t.Fatal(err)
+			}
+			for key, fields := range tt.want {
+				r, ok := runs[key]
+				if !ok {
+					t.Errorf("no run %s", key)
+					continue
+				}
+				for k, want := range fields {
+					if got, _ := r.value(k); got != want {
+						t.Errorf("%s: %s = %q, want %q", key, k, got, want)
+					}
+				}
+			}
+			if !strings.Contains(out.String(), m.Explain) {
+				t.Errorf("diagnosis does not explain the mistake (%q)", m.Explain)
+			}
+			golden(t, tt.mutant+".golden", out.String())
+		})
+	}
+}
+
+// TestDiagnoseShowsOrder checks the one mistake whose summary matches the reference's: only the
+// order of the results in the transcript tells them apart, and the diff section must show it.
+func TestDiagnoseShowsOrder(t *testing.T) {
+	got, err := os.ReadFile(filepath.Join("testdata", "results-in-completion-order.golden"))
+	if err != nil {
+		t.Skip("golden file not written yet")
+	}
+	for _, want := range []string{
+		"参考 |   写回 transcript 的结果：toolu_w1, toolu_f1",
+		"错误 |   写回 transcript 的结果：toolu_f1, toolu_w1",
+	} {
+		if !bytes.Contains(got, []byte(want)) {
+			t.Errorf("results-in-completion-order.golden lacks %q", want)
+		}
+	}
+}
+
+func mutantNamed(t *testing.T, ch *manifest.Chapter, name string) *manifest.Mutant {
+	t.Helper()
+	for _, m := range ch.Mutants {
+		if m.Name == name {
+			return m
+		}
+	}
+	t.Fatalf("chapter 07 has no mutant %q", name)
+	return nil
+}
+
+func TestParseRuns(t *testing.T) {
+	out := "== a ==\nline\n小结 scenario=a rounds=2 end=stop\n\n== b ==\nsummary scenario=b rounds=1 weather=true\n"
+	runs, err := parseRuns(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{}
+	for _, r := range runs {
+		got = append(got, r.scenario+":"+strings.Join(r.lines, "|"))
+	}
+	want := []string{"a:== a ==|line|小结 scenario=a rounds=2 end=stop", "b:== b ==|summary scenario=b rounds=1 weather=true"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parseRuns (-want +got):\n%s", diff)
+	}
+	if v, _ := runs[1].value("weather"); v != "true" {
+		t.Errorf("weather = %q, want true", v)
+	}
+	for _, bad := range []string{"", "== a ==\nno summary\n", "小结 scenario=a rounds=2\ntrailing\n"} {
+		if _, err := parseRuns(bad); err == nil {
+			t.Errorf("parseRuns(%q) succeeded, want an error", bad)
+		}
+	}
+}
+
+func TestLineDiff(t *testing.T) {
+	got := lineDiff([]string{"a", "b", "c", "d"}, []string{"a", "c", "x", "d", "e"})
+	want := []diffLine{{line: "b"}, {line: "x", added: true}, {line: "e", added: true}}
+	if diff := cmp.Diff(want, got, cmp.AllowUnexported(diffLine{})); diff != "" {
+		t.Errorf("lineDiff (-want +got):\n%s", diff)
+	}
+	if d := lineDiff([]string{"same"}, []string{"same"}); len(d) != 0 {
+		t.Errorf("lineDiff of equal inputs = %v, want none", d)
+	}
+}
+
+// TestRun runs the whole diagnosis the way the CLI does: both programs built in a temporary
+// directory that is gone afterwards.
+func TestRun(t *testing.T) {
+	b, ch := mustChapter07(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var out bytes.Buffer
+	if err := Run(context.Background(), b, ch, "two-turn-ends", &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"参考 | turn_end 事件：1 次\n", "错误 | turn_end 事件：2 次\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("diagnosis lacks %q", want)
+		}
+	}
+	golden(t, "two-turn-ends.golden", out.String())
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("Run left %d entries in the temporary directory, first %s", len(left), left[0].Name())
+	}
+}
