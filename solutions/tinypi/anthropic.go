@@ -244,14 +244,8 @@ type anthropicDecoder struct {
 // decodeAnthropicStream reads the SSE body until message_stop, an error or the end of the body.
 func decodeAnthropicStream(body io.Reader, asm *streamAssembler) streamEnd {
 	d := &anthropicDecoder{asm: asm, blocks: map[int]int{}, end: streamEnd{Terminal: "message_stop"}}
-	for event, err := range ReadSSE(body) {
-		if err != nil {
-			d.end.Err = fmt.Errorf("reading stream: %w", err)
-			break
-		}
-		if d.handle(event) {
-			break
-		}
+	if err := forEachSSE(body, d.handle); err != nil {
+		d.end.Err = err
 	}
 	return d.end
 }

@@ -249,14 +249,8 @@ type openAIDecoder struct {
 // decodeOpenAIStream reads the SSE body until [DONE], an error or the end of the body.
 func decodeOpenAIStream(body io.Reader, asm *streamAssembler) streamEnd {
 	d := &openAIDecoder{asm: asm, calls: map[int]int{}, end: streamEnd{Terminal: "finish_reason"}}
-	for event, err := range ReadSSE(body) {
-		if err != nil {
-			d.end.Err = fmt.Errorf("reading stream: %w", err)
-			break
-		}
-		if d.handle(event) {
-			break
-		}
+	if err := forEachSSE(body, d.handle); err != nil {
+		d.end.Err = err
 	}
 	return d.end
 }

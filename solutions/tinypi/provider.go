@@ -461,3 +461,17 @@ func postJSON(ctx context.Context, url string, body any) (*http.Request, error) 
 func skipInHistory(m AssistantMessage) bool {
 	return m.StopReason == StopReasonError || m.StopReason == StopReasonAborted
 }
+
+// forEachSSE hands each event of body to handle until handle reports the end of the stream or
+// the body ends. It returns the error that stopped reading, if any.
+func forEachSSE(body io.Reader, handle func(SSEEvent) (stop bool)) error {
+	for event, err := range ReadSSE(body) {
+		if err != nil {
+			return fmt.Errorf("reading stream: %w", err)
+		}
+		if handle(event) {
+			return nil
+		}
+	}
+	return nil
+}
