@@ -59,6 +59,9 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":      cmdStatus,
 			"nolabanswer": cmdNoLabAnswer,
+			"labanswer":   cmdLabAnswer, // labcode_test.go
+			"mistake":     cmdMistake,   // labcode_test.go
+			"cmpglob":     cmdCmpGlob,   // labcode_test.go
 		},
 	})
 }

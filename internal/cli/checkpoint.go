@@ -31,14 +31,17 @@ func (a *app) checkpointCommand() *cobra.Command {
 			}
 			switch {
 			case checkout == "" && dir != "":
-				return a.usagef("err.dir.noflag", dir)
+				return a.usagef("err.dir.noflag", dir, "course checkpoint "+args[0]+" --checkout target "+shellQuote(dir))
 			case checkout != "" && checkout != "parent" && checkout != "target":
 				return a.usagef("err.checkout.kind", checkout)
 			case checkout != "" && dir == "":
 				return a.usagef("err.checkout.dir", checkout, args[0], checkout)
 			}
 			if dir != "" {
-				if err := a.requireEmptyDir(dir); err != nil {
+				retry := func(d string) string {
+					return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
+				}
+				if err := a.requireEmptyDir(dir, retry); err != nil {
 					return err
 				}
 			}
@@ -113,21 +116,33 @@ func (a *app) checkout(b *tree.Builder, h *history.History, ch *manifest.Chapter
 }
 
 // requireEmptyDir refuses a directory that exists and is not empty, before anything is computed
-// or written. The packages that write trees check again; this check is for a clear message.
-func (a *app) requireEmptyDir(dir string) error {
+// or written. The packages that write trees check again; this check is for a clear message, which
+// ends with retry (the command to run again) applied to a directory that does not exist yet.
+func (a *app) requireEmptyDir(dir string, retry func(dir string) string) error {
 	entries, err := os.ReadDir(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		if info, statErr := os.Stat(dir); statErr == nil && !info.IsDir() {
-			return a.usagef("err.notdir", dir)
+			return a.usagef("err.notdir", dir, retry(freshDir(dir)))
 		}
 		return err
 	case len(entries) > 0:
-		return a.usagef("err.nonempty", dir)
+		return a.usagef("err.nonempty", dir, retry(freshDir(dir)))
 	}
 	return nil
+}
+
+// freshDir returns dir with the first suffix -2, -3, ... that names nothing yet.
+func freshDir(dir string) string {
+	base := strings.TrimRight(dir, `/\`)
+	for n := 2; ; n++ {
+		candidate := fmt.Sprintf("%s-%d", base, n)
+		if _, err := os.Lstat(candidate); errors.Is(err, fs.ErrNotExist) || n >= 100 {
+			return candidate
+		}
+	}
 }
 
 // labCommand is the exact command that runs lab l's focused tests.

@@ -43,6 +43,9 @@ type Env struct {
 	Content fs.FS
 	// LookPath finds an executable (exec.LookPath in Main); it tells whether `go` is installed.
 	LookPath func(string) (string, error)
+	// Stdin is the learner's keyboard (os.Stdin in Main): course watch reads Enter and q from
+	// it, and an editor started by course next --edit gets it. nil means no keyboard.
+	Stdin io.Reader
 }
 
 // Main runs the course command with the process's arguments, environment and the embedded
@@ -56,6 +59,7 @@ func Main() int {
 		Getenv:   os.Getenv,
 		Content:  course.Content(),
 		LookPath: exec.LookPath,
+		Stdin:    os.Stdin,
 	})
 }
 
@@ -69,7 +73,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		getenv:  env.Getenv,
 		content: env.Content,
 		look:    env.LookPath,
-		color:   isTerminal(env.Stdout) && env.Getenv("NO_COLOR") == "",
+		stdin:   env.Stdin,
+		color:   isTerminal(env.Stdout) && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb",
 	}
 	if langErr != nil {
 		fmt.Fprintln(a.stderr, a.p.text("err.lang", langFromArgs(args)))
@@ -90,6 +95,7 @@ type app struct {
 	getenv         func(string) string
 	content        fs.FS
 	look           func(string) (string, error)
+	stdin          io.Reader
 	color          bool
 	// running is set once cobra has parsed the arguments and a command starts running: errors
 	// before that point are usage errors, errors after it are failures unless marked otherwise.
@@ -263,8 +269,10 @@ func (a *app) rootCommand() *cobra.Command {
 	root.SetErr(a.stderr)
 	root.SetUsageTemplate(a.usageTemplate())
 	root.SetHelpCommand(&cobra.Command{
-		Use:   "help [command]",
-		Short: a.p.text("help.cmd.short"),
+		Use:     "help [command]",
+		Short:   a.p.text("help.cmd.short"),
+		Long:    a.p.text("help.cmd.long"),
+		Example: a.p.text("help.cmd.example"),
 		Run: func(c *cobra.Command, args []string) {
 			target, _, err := c.Root().Find(args)
 			if target == nil || err != nil {
@@ -280,7 +288,14 @@ func (a *app) rootCommand() *cobra.Command {
 		a.practiceCommand(),
 		a.testCommand(),
 		a.transcriptCommand(),
+		a.resetCommand(),
+		a.solutionCommand(),
 		a.diagnoseCommand(),
+		a.readCommand(),
+		a.doctorCommand(),
+		a.statusCommand(),
+		a.nextCommand(),
+		a.watchCommand(),
 		a.devCommand(),
 	)
 	return root

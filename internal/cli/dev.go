@@ -18,7 +18,7 @@ func (a *app) devCommand() *cobra.Command {
 		Args:    a.noSubcommand,
 		RunE:    showHelp,
 	}
-	dev.AddCommand(a.devCheckCommand())
+	dev.AddCommand(a.devCheckCommand(), a.devSignaturesCommand())
 	return dev
 }
 
@@ -64,6 +64,9 @@ func (a *app) devCheckCommand() *cobra.Command {
 				}
 			}
 			st := style{a.color}
+			// The verdict, then a plain count line that CI log readers recognise
+			// ("N passed, M failed" is a closing line understood in any language).
+			defer fmt.Fprintf(a.stdout, "devcheck: %d passed, %d failed\n", result.Total()-failed, failed)
 			if result.OK() && failed == 0 {
 				fmt.Fprintln(a.stdout, st.ok(a.p.text("devcheck.ok")))
 				return nil

@@ -47,6 +47,11 @@ var catalog = map[string]message{
 	"help.global":    {"全局参数：", "Global Flags:"},
 	"help.more":      {"运行 \"%s [命令] --help\" 查看命令的详细说明。", "Use \"%s [command] --help\" for more information about a command."},
 	"help.cmd.short": {"显示任一命令的帮助", "show help for any command"},
+	"help.cmd.long": {
+		"course help 命令 显示这个命令的说明、用法、示例和参数；不带命令时显示所有命令。也可以写成 course 命令 --help。",
+		"course help COMMAND shows that command's explanation, usage, examples and flags; without a command it lists every command. course COMMAND --help does the same.",
+	},
+	"help.cmd.example": {"  course help\n  course help test\n  course help dev check", "  course help\n  course help test\n  course help dev check"},
 
 	// Errors shared by all commands.
 	"err.prefix":        {"错误：%v", "error: %v"},
@@ -55,15 +60,15 @@ var catalog = map[string]message{
 	"err.unknown.cmd":   {"未知命令 %q（%s）。可用命令：%s", "unknown command %q (%s). Available commands: %s"},
 	"err.args":          {"参数个数不对（收到 %[2]d 个）。用法：%[1]s", "wrong number of arguments (got %[2]d). Usage: %[1]s"},
 	"err.unknown.ch":    {"没有第 %s 章。可用的章节：", "there is no chapter %s. Valid chapters:"},
-	"err.no.go":         {"找不到 go 命令。请安装 Go %s 或更新版本（https://go.dev/dl/），并确认 go 在 PATH 中。", "the go command was not found. Install Go %s or newer (https://go.dev/dl/) and make sure go is on your PATH."},
+	"err.no.go":         {"找不到 go 命令。请安装 Go %s 或更新版本（https://go.dev/dl/），并确认 go 在 PATH 中：go version；course doctor 会逐项检查并给出修复命令。", "the go command was not found. Install Go %s or newer (https://go.dev/dl/) and make sure go is on your PATH: go version; course doctor checks everything and gives the fixes."},
 	"err.content":       {"课程内容无法加载：%v", "the course content cannot be loaded: %v"},
-	"err.nonempty":      {"目录 %s 已存在且不为空；为了不覆盖你的文件，什么也没写。请换一个新目录。", "directory %s exists and is not empty; nothing was written so that none of your files is overwritten. Choose a new directory."},
-	"err.notdir":        {"%s 是一个文件，不是目录；什么也没写。请换一个新目录。", "%s is a file, not a directory; nothing was written. Choose a new directory."},
+	"err.nonempty":      {"目录 %s 已存在且不为空；为了不覆盖你的文件，什么也没写。换一个新目录：\n  %s", "directory %s exists and is not empty; nothing was written so that none of your files is overwritten. Use a new directory:\n  %s"},
+	"err.notdir":        {"%s 是一个文件，不是目录；什么也没写。换一个新目录：\n  %s", "%s is a file, not a directory; nothing was written. Use a new directory:\n  %s"},
 	"err.not.practice":  {"%s 不在练习目录中（找不到 .course/practice.json）。\n先创建一个练习目录：\n  course practice 07 ./mydir\n  cd ./mydir && course test", "%s is not inside a practice directory (no .course/practice.json found).\nCreate one first:\n  course practice 07 ./mydir\n  cd ./mydir && course test"},
 	"err.unknown.lab":   {"第 %s 章没有 Lab %q。可用的 Lab：", "chapter %s has no lab %q. Valid labs:"},
 	"err.checkout.kind": {"--checkout 只接受 parent 或 target，收到 %q", "--checkout takes parent or target, got %q"},
 	"err.checkout.dir":  {"--checkout %s 需要一个目标目录：course checkpoint %s --checkout %s DIR", "--checkout %s needs a directory: course checkpoint %s --checkout %s DIR"},
-	"err.dir.noflag":    {"多出的参数 %q：要写出代码树，请加 --checkout parent 或 --checkout target", "unexpected argument %q: to write a tree, add --checkout parent or --checkout target"},
+	"err.dir.noflag":    {"多出的参数 %q：要写出代码树，加上 --checkout target（或 parent）：\n  %s", "unexpected argument %q: to write a tree, add --checkout target (or parent):\n  %s"},
 
 	// course list
 	"list.short":   {"列出所有章节", "list every chapter"},
@@ -116,7 +121,7 @@ var catalog = map[string]message{
 	"practice.created": {"已创建第 %s 章的练习目录：%s", "created the practice directory for chapter %s: %s"},
 	"practice.read":    {"先读：", "read first:"},
 	"practice.red":     {"第一次红灯（应当失败，并显示 %q）：", "first red light (it should fail with %q):"},
-	"practice.then":    {"之后：在练习目录里运行 course test 查看所有 Lab 的进度。", "then: run course test inside the practice directory to see every lab's progress."},
+	"practice.then":    {"之后，查看所有 Lab 的进度和下一步：\n  %s", "then, to see every lab's progress and what to do next:\n  %s"},
 
 	// course test
 	"test.short": {"在练习目录中运行本章的聚焦测试", "run the chapter's focused tests in a practice directory"},
@@ -149,10 +154,13 @@ var catalog = map[string]message{
 	"devcheck.long": {
 		"对每一章（或指定的章节）证明：target 通过 vet 和 -race 聚焦测试；每个测试恰好匹配一个 Lab 模式；\n" +
 			"starter 能构建且 Lab 1 先以自己的消息失败；渐进顺序成立；每个 mutant 被它的 Lab 抓住；\n" +
-			"卡片与章节正文齐全。所有 go 命令离线运行。任一检查失败时退出码为 1。",
+			"卡片与章节正文齐全；已知错误的失败签名（checkpoints/signatures/NN.json）没有过期，且每个 mutant\n" +
+			"自己的失败会指出它自己的说明。所有 go 命令离线运行。任一检查失败时退出码为 1。",
 		"Prove for every chapter (or the ones named): the target passes vet and the focused tests with -race; every test matches\n" +
 			"exactly one lab pattern; the starter builds and lab 1 fails first with its own message; progressive order holds; every\n" +
-			"mutant is caught by its lab; cards and chapter texts exist. Every go command runs offline. Exit code 1 when a check fails.",
+			"mutant is caught by its lab; cards and chapter texts exist; the known mistakes' failure signatures\n" +
+			"(checkpoints/signatures/NN.json) are up to date and each mutant's own failures point to its own explanation.\n" +
+			"Every go command runs offline. Exit code 1 when a check fails.",
 	},
 	"devcheck.example":       {"  course dev check\n  course dev check 07", "  course dev check\n  course dev check 07"},
 	"devcheck.flag.parallel": {"同时运行的 go 命令数（0 表示默认）", "go commands run at once (0 means the default)"},

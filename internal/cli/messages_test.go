@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -26,6 +28,37 @@ func TestCatalogLanguagesAgree(t *testing.T) {
 		if diff := cmp.Diff(zh, en); diff != "" {
 			t.Errorf("message %q: fmt verbs differ (-zh +en):\n%s", id, diff)
 		}
+	}
+}
+
+// usedIDRE finds message ids passed as literals to the catalog's lookups.
+var usedIDRE = regexp.MustCompile(`\b(?:text|usagef)\("([a-z0-9.]+)"`)
+
+// TestEveryUsedMessageExists checks that every message id the package's code looks up is in the
+// catalog, so that no learner ever sees a "!id" placeholder.
+func TestEveryUsedMessageExists(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	used := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range usedIDRE.FindAllStringSubmatch(string(src), -1) {
+			used++
+			if _, ok := catalog[m[1]]; !ok {
+				t.Errorf("%s looks up message %q, which is not in the catalog", name, m[1])
+			}
+		}
+	}
+	if used < 50 {
+		t.Errorf("found %d message lookups, want the package's (at least 50): is the pattern stale?", used)
 	}
 }
 

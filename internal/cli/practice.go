@@ -20,7 +20,8 @@ func (a *app) practiceCommand() *cobra.Command {
 		Args:    a.argsRange(2, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			dir := args[1]
-			if err := a.requireEmptyDir(dir); err != nil {
+			retry := func(d string) string { return "course practice " + args[0] + " " + shellQuote(d) }
+			if err := a.requireEmptyDir(dir, retry); err != nil {
 				return err
 			}
 			b, ch, err := a.chapter(args[0])
@@ -47,7 +48,7 @@ func (a *app) practiceCommand() *cobra.Command {
 				fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
 			}
 			fmt.Fprintln(a.stdout)
-			fmt.Fprintln(a.stdout, p.text("practice.then"))
+			fmt.Fprintln(a.stdout, p.text("practice.then", "cd "+shellQuote(dir)+" && course status"))
 			return nil
 		},
 	}

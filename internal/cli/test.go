@@ -6,12 +6,14 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
+	"github.com/learn-tinypi/course/internal/progress"
 )
 
 // testCommand is `course test [--lab ID] [DIR]`.
@@ -56,11 +58,16 @@ func (a *app) testCommand() *cobra.Command {
 			}
 			run := strings.Join(patterns, "|")
 			fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
+			started := time.Now()
 			report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root)})
 			if err != nil {
 				return err
 			}
-			if !a.printTestReport(labs, report) {
+			// Record the run for course status/next, and show the hints of the labs worked on.
+			outcome := progress.FromReport(ch, labs, report, started)
+			a.recordProgress(root, ch, outcome)
+			if !a.printTestReport(labs, report, progress.HintLabs(outcome)) {
+				a.printKnownMistakes(b, ch, labs, report) // knownmistake.go
 				a.printTranscriptHint(root, report)
 				return errSilentFailure
 			}
@@ -81,8 +88,9 @@ type labOutcome struct {
 // total is the number of tests the lab counts: the ones the manifest states, or more when more ran.
 func (o labOutcome) total() int { return max(o.runs, o.lab.Tests) }
 
-// printTestReport prints the per-lab table and the total line, and reports whether everything passed.
-func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report) bool {
+// printTestReport prints the per-lab table, with the hint of each lab in hints under its row,
+// and the total line, and reports whether everything passed.
+func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report, hints []string) bool {
 	st := style{a.color}
 	if report.BuildFailed {
 		fmt.Fprintln(a.stdout, st.bad(a.p.text("test.build")))
@@ -109,7 +117,7 @@ func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report) bool 
 		}
 		rows = append(rows, []string{o.lab.ID, a.labTitle(o.lab), count, o.firstFailure})
 	}
-	_ = writeTable(a.stdout, rows)
+	_ = writeTableNotes(a.stdout, rows, a.labHints(labs, hints))
 	fmt.Fprintf(a.stdout, "%d passed, %d failed\n", passed, failed)
 	ok := failed == 0 && !report.BuildFailed && report.ExitCode == 0
 	switch {

@@ -68,7 +68,7 @@ func TestPrintTestReport(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out strings.Builder
 			a := &app{p: printer{lang: langZH}, stdout: &out}
-			ok := a.printTestReport(labs, &tt.report)
+			ok := a.printTestReport(labs, &tt.report, nil)
 			if ok != tt.wantOK {
 				t.Errorf("printTestReport() = %v, want %v", ok, tt.wantOK)
 			}

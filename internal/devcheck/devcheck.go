@@ -2,8 +2,9 @@
 // check` proves, per chapter"): the target passes vet and its tests with -race, offline; every
 // focused test belongs to exactly one lab; the starter builds and lab 1 fails first with its own
 // message; labs fail and pass in progressive order; every mutant is caught; every lab has its
-// cards and the chapter its text. Observe-mode chapters have no stubs and skip the starter,
-// progressive and mutant checks.
+// cards and the chapter its text; every mutant's failure signature is committed and names it.
+// Observe-mode chapters have no stubs and skip the starter, progressive, mutant and signature
+// checks.
 package devcheck
 
 import (
@@ -60,7 +61,7 @@ type ChapterResult struct {
 type Check struct {
 	Name   string
 	OK     bool
-	Detail string // why it failed; empty when OK
+	Detail string // why it failed; when OK, empty or a note worth reading
 }
 
 // OK reports whether every check passed.
@@ -196,14 +197,15 @@ func selectChapters(c *manifest.Course, numbers []string) ([]*manifest.Chapter, 
 	return chapters, nil
 }
 
-// printCheck writes one check's line, and its detail indented under it when it failed.
+// printCheck writes one check's line, and its detail indented under it: why it failed, or a
+// note a passing check left.
 func printCheck(w io.Writer, chapter string, c Check) {
 	mark := "✓"
 	if !c.OK {
 		mark = "✗"
 	}
 	fmt.Fprintf(w, "%s %s %s\n", chapter, mark, c.Name)
-	if !c.OK && c.Detail != "" {
+	if c.Detail != "" {
 		for _, line := range strings.Split(strings.TrimRight(c.Detail, "\n"), "\n") {
 			fmt.Fprintf(w, "      %s\n", line)
 		}
@@ -243,29 +245,22 @@ func plan(b *tree.Builder, ch *manifest.Chapter) []task {
 		})
 		for k, lab := range ch.Labs {
 			tasks = append(tasks, task{
-				name:   fmt.Sprintf("progressive: lab %s fails with its own message, earlier labs pass", lab.ID),
+				name:   fmt.Sprintf("progressive: lab %s fails with its own message, earlier labs pass, course test shows its hint", lab.ID),
 				usesGo: true,
 				run: func(ctx context.Context, dir string) (Check, error) {
 					return checkProgressive(ctx, b, ch, k, dir)
 				},
 			})
 		}
-		for _, m := range ch.Mutants {
-			tasks = append(tasks, task{
-				name:   fmt.Sprintf("mutant %s: compiles and lab %s catches it", m.Name, m.Lab),
-				usesGo: true,
-				run: func(ctx context.Context, dir string) (Check, error) {
-					return checkMutant(ctx, b, ch, m, dir)
-				},
-			})
-		}
+		// Rule 5, and rule 7 from the same mutant runs (devcheck_signatures.go).
+		tasks = append(tasks, mutantTasks(b, ch)...)
 	}
 	tasks = append(tasks, task{
 		name: "content: every lab has its cards (zh, en) and the chapter has " + ch.Doc,
 		run: func(context.Context, string) (Check, error) {
 			return checkContent(b.FS(), ch), nil
 		},
-	})
+	}, languageTask(b, ch))
 	return tasks
 }
 
@@ -357,6 +352,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 			}
 		}
 	}
+	problems = append(problems, hintProblems(b.FS(), ch, k, report)...) // devcheck_hints.go
 	if len(problems) > 0 {
 		return Check{Detail: strings.Join(problems, "\n")}, nil
 	}
@@ -386,33 +382,35 @@ func stubbedLabProblems(report *gotest.Report, lab *manifest.Lab) []string {
 	return problems
 }
 
-// checkMutant proves rule 5 for m: the mutated target compiles and a test of m's lab fails.
-func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *manifest.Mutant, dir string) (Check, error) {
+// checkMutant proves rule 5 for m: the mutated target compiles and a test of m's lab fails. It
+// also returns the run's report (nil when the mutant could not be applied), from which rule 7
+// takes m's signature.
+func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *manifest.Mutant, dir string) (Check, *gotest.Report, error) {
 	lab, err := ch.Lab(m.Lab)
 	if err != nil {
-		return fail("%v", err), nil
+		return fail("%v", err), nil, nil
 	}
 	t, err := b.Mutant(ch, m)
 	if err != nil {
-		return fail("applying the mutant: %v", err), nil
+		return fail("applying the mutant: %v", err), nil, nil
 	}
 	if err := t.Write(dir); err != nil {
-		return Check{}, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
+		return Check{}, nil, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
 	}
 	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Run: lab.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
 	if err != nil {
-		return Check{}, err
+		return Check{}, nil, err
 	}
 	if report.BuildFailed {
-		return fail("does not compile:\n%s", clip(report.BuildOutput)), nil
+		return fail("does not compile:\n%s", clip(report.BuildOutput)), report, nil
 	}
 	tests := labTests(report, lab)
 	for _, r := range tests {
 		if r.Failed {
-			return pass(), nil
+			return pass(), report, nil
 		}
 	}
-	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID), nil
+	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID), report, nil
 }
 
 // labTests returns the tests of report that lab's pattern selects.

@@ -115,18 +115,19 @@ doc: docs/00-show.md
 labs:
   - {id: "0.1", title: 观察, title_en: Observe, keyword: 观察, pattern: ^TestLab0_1_, tests: 1}
 `),
+		"checkpoints/signatures/01.json":     file(calcSignatures), // devcheck_signatures_test.go
 		"solutions/tinypi/calc.go":           file(calcSource),
 		"solutions/tinypi/ch01_calc_test.go": file(calcTests),
 		"solutions/tinypi/show.go":           file("package tinypi\n\n// Show shows.\nfunc Show() string { return \"shown\" }\n"),
 		"solutions/tinypi/ch00_show_test.go": file("package tinypi\n\nimport \"testing\"\n\nfunc TestLab0_1_Show(t *testing.T) {\n\tif Show() != \"shown\" {\n\t\tt.Error(\"not shown\")\n\t}\n}\n"),
 		"docs/01-calc.md":                    file("# 计算\n"),
 		"docs/00-show.md":                    file("# 展示\n"),
-		"labs/01/1.1.md":                     file("# Lab 1.1\n"),
-		"labs/01/1.1.en.md":                  file("# Lab 1.1\n"),
-		"labs/01/1.2.md":                     file("# Lab 1.2\n"),
-		"labs/01/1.2.en.md":                  file("# Lab 1.2\n"),
-		"labs/00/0.1.md":                     file("# Lab 0.1\n"),
-		"labs/00/0.1.en.md":                  file("# Lab 0.1\n"),
+		"labs/01/1.1.md":                     file("# Lab 1.1\n\n## 提示\n\n加法。\n"),
+		"labs/01/1.1.en.md":                  file("# Lab 1.1\n\n## Hint\n\nAdd.\n"),
+		"labs/01/1.2.md":                     file("# Lab 1.2\n\n## 提示\n\n加倍。\n"),
+		"labs/01/1.2.en.md":                  file("# Lab 1.2\n\n## Hint\n\nDouble.\n"),
+		"labs/00/0.1.md":                     file("# Lab 0.1\n\n## 提示\n\n看。\n"),
+		"labs/00/0.1.en.md":                  file("# Lab 0.1\n\n## Hint\n\nLook.\n"),
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := fs.ReadFile(course.Content(), name)
@@ -163,6 +164,9 @@ func run(t *testing.T, fsys fs.FS, chapters ...string) (*devcheck.Result, string
 	return res, out.String()
 }
 
+// languagesCheck is the name of the check of devcheck_lang.go.
+const languagesCheck = "languages: every lab has a zh and an en card, each ending with its hint (## 提示 / ## Hint)"
+
 func TestRunFakeCourse(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // os.TempDir, where Run's trees go
@@ -171,20 +175,23 @@ func TestRunFakeCourse(t *testing.T) {
 		t.Errorf("Run left %d entries in the temp dir, first %s", len(left), left[0].Name())
 	}
 	want := map[string]bool{
-		"01 target: go vet and go test -race ./... pass offline":                           true,
-		"01 tests: every focused test matches exactly one lab pattern":                     true,
-		"01 tests: lab 1.1 pattern ^TestLab1_1_ selects its 2 test(s) and nothing else":    true,
-		"01 tests: lab 1.2 pattern ^TestLab1_2_ selects its 1 test(s) and nothing else":    true,
-		"01 starter: builds; lab 1.1 fails first with its own message":                     true,
-		"01 progressive: lab 1.1 fails with its own message, earlier labs pass":            true,
-		"01 progressive: lab 1.2 fails with its own message, earlier labs pass":            true,
-		"01 mutant minus: compiles and lab 1.1 catches it":                                 true,
-		"01 mutant square: compiles and lab 1.2 catches it":                                true,
+		"01 target: go vet and go test -race ./... pass offline":                                            true,
+		"01 tests: every focused test matches exactly one lab pattern":                                      true,
+		"01 tests: lab 1.1 pattern ^TestLab1_1_ selects its 2 test(s) and nothing else":                     true,
+		"01 tests: lab 1.2 pattern ^TestLab1_2_ selects its 1 test(s) and nothing else":                     true,
+		"01 starter: builds; lab 1.1 fails first with its own message":                                      true,
+		"01 progressive: lab 1.1 fails with its own message, earlier labs pass, course test shows its hint": true,
+		"01 progressive: lab 1.2 fails with its own message, earlier labs pass, course test shows its hint": true,
+		"01 mutant minus: compiles and lab 1.1 catches it":                                                  true,
+		"01 mutant square: compiles and lab 1.2 catches it":                                                 true,
+		"01 " + signaturesCheck01: true,
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": true,
+		"01 " + languagesCheck: true,
 		"00 target: go vet and go test -race ./... pass offline":                           true,
 		"00 tests: every focused test matches exactly one lab pattern":                     true,
 		"00 tests: lab 0.1 pattern ^TestLab0_1_ selects its 1 test(s) and nothing else":    true,
 		"00 content: every lab has its cards (zh, en) and the chapter has docs/00-show.md": true,
+		"00 " + languagesCheck: true,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
@@ -193,7 +200,7 @@ func TestRunFakeCourse(t *testing.T) {
 		t.Errorf("OK() = false, want true; output:\n%s", out)
 	}
 	if !strings.Contains(out, "01 ✓ mutant minus: compiles and lab 1.1 catches it\n") ||
-		!strings.HasSuffix(out, "14 checks, 0 failed\n") {
+		!strings.HasSuffix(out, "17 checks, 0 failed\n") {
 		t.Errorf("output lacks a check line or the summary:\n%s", out)
 	}
 }
@@ -216,16 +223,18 @@ func TestLab1_2_Twice(t *testing.T) {}
 
 	res, out := run(t, fsys, "1")
 	want := map[string]bool{
-		"01 target: go vet and go test -race ./... pass offline":                           true,
-		"01 tests: every focused test matches exactly one lab pattern":                     false,
-		"01 tests: lab 1.1 pattern ^TestLab1_1_ selects its 2 test(s) and nothing else":    true,
-		"01 tests: lab 1.2 pattern ^TestLab1_2_ selects its 1 test(s) and nothing else":    false,
-		"01 starter: builds; lab 1.1 fails first with its own message":                     true,
-		"01 progressive: lab 1.1 fails with its own message, earlier labs pass":            true,
-		"01 progressive: lab 1.2 fails with its own message, earlier labs pass":            false,
-		"01 mutant minus: compiles and lab 1.1 catches it":                                 true,
-		"01 mutant square: compiles and lab 1.2 catches it":                                false,
+		"01 target: go vet and go test -race ./... pass offline":                                            true,
+		"01 tests: every focused test matches exactly one lab pattern":                                      false,
+		"01 tests: lab 1.1 pattern ^TestLab1_1_ selects its 2 test(s) and nothing else":                     true,
+		"01 tests: lab 1.2 pattern ^TestLab1_2_ selects its 1 test(s) and nothing else":                     false,
+		"01 starter: builds; lab 1.1 fails first with its own message":                                      true,
+		"01 progressive: lab 1.1 fails with its own message, earlier labs pass, course test shows its hint": true,
+		"01 progressive: lab 1.2 fails with its own message, earlier labs pass, course test shows its hint": false,
+		"01 mutant minus: compiles and lab 1.1 catches it":                                                  true,
+		"01 mutant square: compiles and lab 1.2 catches it":                                                 false,
+		"01 " + signaturesCheck01: false,
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": false,
+		"01 " + languagesCheck: false,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
@@ -239,7 +248,9 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"lab 1.1 (reference): TestLab1_1_Add did not pass: Lab 1.2 加倍 尚未实现",
 		"pass with the mutant applied",
 		"labs/01/1.2.en.md is missing",
-		"10 checks, 5 failed",
+		"lab 1.2 has no en card",
+		"signatures of chapter 01 are stale",
+		"12 checks, 7 failed",
 	} {
 		if !strings.Contains(out, detail) {
 			t.Errorf("output lacks %q:\n%s", detail, out)

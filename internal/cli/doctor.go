@@ -1,0 +1,333 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os/exec"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/learn-tinypi/course/internal/doctor"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// doctorMessages are the texts of `course doctor`. They join the catalog when the package starts,
+// so the catalog's tests cover them too.
+var doctorMessages = map[string]message{
+	"doctor.short": {"检查这台机器能不能学这门课：Go、模块缓存、git、终端", "check that this machine is ready for the course: Go, the module cache, git, the terminal"},
+	"doctor.long": {
+		"course doctor 逐项检查，并对每个问题给出要运行的准确命令：\n" +
+			"  go       go 命令在 PATH 中，版本不低于课程要求（checkpoints/course.yaml 的 go）；\n" +
+			"  模块缓存 在临时目录里生成第一个重建章节的 target，断网（GOPROXY=off）运行 go mod download 和 go build ./...：\n" +
+			"           练习目录能不能离线构建；\n" +
+			"  git      可选：练习目录不需要它，但 git diff（看你改了什么）需要；\n" +
+			"  终端     输出是不是终端、NO_COLOR、TERM=dumb（决定有没有颜色和符号），以及 CLI 选用的语言和原因。\n\n" +
+			"必需的检查（go、模块缓存）失败时退出码为 1。",
+		"course doctor checks, one by one, and gives the exact command to run for every problem:\n" +
+			"  go            the go command is on PATH and at least the course's version (go in checkpoints/course.yaml);\n" +
+			"  module cache  writes the first rebuild chapter's target into a temporary directory and runs go mod download and\n" +
+			"                go build ./... there with the network off (GOPROXY=off): can a practice directory build offline?\n" +
+			"  git           optional: the practice directory works without it, but git diff (to see your changes) needs it;\n" +
+			"  terminal      whether the output is a terminal, NO_COLOR, TERM=dumb (they decide colour and symbols), and the\n" +
+			"                language the CLI picked and why.\n\n" +
+			"Exit code 1 when a required check (go, the module cache) fails.",
+	},
+	"doctor.example": {"  course doctor\n  course doctor --lang en", "  course doctor\n  course doctor --lang zh"},
+
+	"doctor.go.ok":       {"go：%s（%s），课程需要 %s 或更新版本", "go: %s (%s); the course needs %s or newer"},
+	"doctor.go.missing":  {"go：找不到 go 命令", "go: the go command was not found"},
+	"doctor.go.old":      {"go：%s（%s）太旧，课程需要 %s 或更新版本", "go: %s (%s) is too old; the course needs %s or newer"},
+	"doctor.go.broken":   {"go：%s 无法运行：%v", "go: %s does not run: %v"},
+	"doctor.fix.install": {"安装 Go %s 或更新版本：https://go.dev/dl/", "install Go %s or newer: https://go.dev/dl/"},
+	"doctor.fix.path": {
+		"然后让 shell 找到它并确认版本（Linux/macOS 的默认安装位置）：export PATH=\"/usr/local/go/bin:$PATH\" && go version",
+		"then let your shell find it and check the version (the default install location on Linux/macOS): export PATH=\"/usr/local/go/bin:$PATH\" && go version",
+	},
+	"doctor.fix.broken": {"运行 go version 看看哪里不对；必要时从 https://go.dev/dl/ 重新安装。", "run go version to see what is wrong; reinstall from https://go.dev/dl/ if needed."},
+
+	"doctor.cache.ok":      {"模块缓存：第 %s 章的练习模块可以离线构建（%s）", "module cache: chapter %s's practice module builds offline (%s)"},
+	"doctor.cache.skipped": {"模块缓存：跳过（先修好 go）", "module cache: skipped (fix go first)"},
+	"doctor.cache.failed":  {"模块缓存：第 %s 章的练习模块不能离线构建（%s 失败）：", "module cache: chapter %s's practice module does not build offline (%s failed):"},
+	"doctor.fix.cache": {
+		"联网一次，在课程工具仓库的根目录（你安装 course 的那个目录）填充模块缓存：go mod download",
+		"with the network on, fill the module cache once in the kit's root (the repository you installed course from): go mod download",
+	},
+	"doctor.fix.cache.build": {"或者联网构建一次课程工具：go build ./...", "or build the kit once with the network on: go build ./..."},
+
+	"doctor.git.ok":      {"git：%s", "git: %s"},
+	"doctor.git.missing": {"git：找不到（可选）。练习目录不需要 git，但 git diff（看你改了什么）需要它。", "git: not found (optional). The practice directory works without git, but git diff (to see your changes) needs it."},
+	"doctor.fix.git":     {"安装 git：https://git-scm.com/downloads ，然后确认：git --version", "install git: https://git-scm.com/downloads , then check: git --version"},
+
+	"doctor.term.tty":     {"终端：输出是终端，显示颜色和符号", "terminal: the output is a terminal; colour and symbols are on"},
+	"doctor.term.notty":   {"终端：输出不是终端（管道或文件），纯文本，没有颜色和符号", "terminal: the output is not a terminal (a pipe or a file); plain text, no colour or symbols"},
+	"doctor.term.nocolor": {"终端：设置了 NO_COLOR，没有颜色和符号（要颜色：unset NO_COLOR）", "terminal: NO_COLOR is set; no colour or symbols (for colour: unset NO_COLOR)"},
+	"doctor.term.dumb":    {"终端：TERM=dumb，没有颜色和符号，course read 输出纯 Markdown（要颜色：export TERM=xterm-256color）", "terminal: TERM=dumb; no colour or symbols, course read prints plain Markdown (for colour: export TERM=xterm-256color)"},
+	"doctor.lang.from":    {"语言：中文，来自 %s（英文：course --lang en doctor，或 export %s=en_US.UTF-8）", "language: English, from %s (Chinese: course --lang zh doctor, or export %s=zh_CN.UTF-8)"},
+	"doctor.lang.default": {
+		"语言：中文（默认：没有 --lang，LC_ALL、LC_MESSAGES、LANG 都没有设置；英文：course --lang en doctor，或 export LANG=en_US.UTF-8）",
+		"language: Chinese (the default: no --lang, and LC_ALL, LC_MESSAGES and LANG are unset; English: course --lang en doctor, or export LANG=en_US.UTF-8)",
+	},
+
+	"doctor.ok":     {"doctor：必需的检查全部通过。", "doctor: every required check passed."},
+	"doctor.failed": {"doctor：%d 个必需的检查没有通过。按上面的说明修好，再运行 course doctor。", "doctor: %d required check(s) failed. Fix them as shown above, then run course doctor again."},
+}
+
+func init() {
+	for id := range doctorMessages {
+		if _, dup := catalog[id]; dup {
+			panic("cli: message " + id + " is defined twice")
+		}
+	}
+	maps.Copy(catalog, doctorMessages)
+}
+
+// localeVars are the environment variables detectLang reads, in its order.
+var localeVars = []string{"LC_ALL", "LC_MESSAGES", "LANG"}
+
+// finding is one line of the doctor's report.
+type finding struct {
+	kind   findingKind
+	text   string
+	detail string   // command output, shown indented
+	fixes  []string // what to do, each with the exact command
+}
+
+// findingKind says whether a finding is fine, a required check that failed, an optional thing
+// that is missing, or plain information.
+type findingKind int
+
+const (
+	findingOK findingKind = iota
+	findingFailed
+	findingWarning
+	findingInfo
+	findingSkipped
+)
+
+// doctorCommand is `course doctor`.
+func (a *app) doctorCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:     "doctor",
+		Short:   a.p.text("doctor.short"),
+		Long:    a.p.text("doctor.long"),
+		Example: a.p.text("doctor.example"),
+		Args:    a.argsRange(0, 0),
+		RunE: func(c *cobra.Command, _ []string) error {
+			b, err := a.builder()
+			if err != nil {
+				return err
+			}
+			langFlag := ""
+			if f := c.Flag(langFlagKey); f != nil {
+				langFlag = f.Value.String()
+			}
+			goFinding, goBin := a.checkGo(c.Context(), b.Course())
+			findings := []finding{goFinding}
+			if goBin == "" {
+				findings = append(findings, finding{kind: findingSkipped, text: a.p.text("doctor.cache.skipped")})
+			} else {
+				cache, err := a.checkModuleCache(c.Context(), b, goBin)
+				if err != nil {
+					return err
+				}
+				findings = append(findings, cache)
+			}
+			findings = append(findings, a.checkGit())
+			findings = append(findings, a.checkTerminal(langFlag)...)
+			failed := a.printFindings(findings)
+			if failed > 0 {
+				fmt.Fprintln(a.stdout, a.p.text("doctor.failed", failed))
+				return errSilentFailure
+			}
+			fmt.Fprintln(a.stdout, a.p.text("doctor.ok"))
+			return nil
+		},
+	}
+}
+
+// lookPath finds an executable with the Env's lookup, or on PATH when the Env has none.
+func (a *app) lookPath(name string) (string, error) {
+	if a.look != nil {
+		return a.look(name)
+	}
+	return exec.LookPath(name)
+}
+
+// checkGo finds the go command and checks its version. It returns the go command's path when it
+// is usable, or "" when it is not.
+func (a *app) checkGo(ctx context.Context, c *manifest.Course) (finding, string) {
+	want := c.GoVersion
+	bin, err := a.lookPath("go")
+	if err != nil {
+		return finding{kind: findingFailed, text: a.p.text("doctor.go.missing"), fixes: []string{
+			a.p.text("doctor.fix.install", want),
+			a.p.text("doctor.fix.path"),
+		}}, ""
+	}
+	env, err := doctor.GoEnv(ctx, bin, "GOVERSION")
+	if err != nil {
+		return finding{kind: findingFailed, text: a.p.text("doctor.go.broken", bin, err), fixes: []string{
+			a.p.text("doctor.fix.broken"),
+		}}, ""
+	}
+	have := env["GOVERSION"]
+	if !doctor.NewEnough(have, want) {
+		return finding{kind: findingFailed, text: a.p.text("doctor.go.old", have, bin, want), fixes: []string{
+			a.p.text("doctor.fix.install", want),
+			a.p.text("doctor.fix.path"),
+		}}, ""
+	}
+	return finding{kind: findingOK, text: a.p.text("doctor.go.ok", have, bin, want)}, bin
+}
+
+// checkModuleCache builds the first rebuild chapter's target offline: the smallest practice
+// module that needs every module of the course's go.mod.
+func (a *app) checkModuleCache(ctx context.Context, b *tree.Builder, goBin string) (finding, error) {
+	var first *manifest.Chapter
+	for _, ch := range b.Course().Chapters {
+		if ch.Rebuild() {
+			first = ch
+			break
+		}
+	}
+	if first == nil {
+		return finding{kind: findingSkipped, text: a.p.text("doctor.cache.skipped")}, nil
+	}
+	target, err := b.Target(first)
+	if err != nil {
+		return finding{}, fmt.Errorf("building the target of chapter %s: %w", first.Number, err)
+	}
+	build, err := doctor.BuildOffline(ctx, goBin, target, b.Course().Requires)
+	if err != nil {
+		return finding{}, err
+	}
+	if !build.OK {
+		return finding{
+			kind:   findingFailed,
+			text:   a.p.text("doctor.cache.failed", first.Number, build.Command),
+			detail: clipLines(build.Output, 12),
+			fixes:  []string{a.p.text("doctor.fix.cache"), a.p.text("doctor.fix.cache.build")},
+		}, nil
+	}
+	cache := "GOMODCACHE"
+	if env, err := doctor.GoEnv(ctx, goBin, "GOMODCACHE"); err == nil && env["GOMODCACHE"] != "" {
+		cache = env["GOMODCACHE"]
+	}
+	return finding{kind: findingOK, text: a.p.text("doctor.cache.ok", first.Number, cache)}, nil
+}
+
+// checkGit looks for git, which only `git diff` in the practice directory needs.
+func (a *app) checkGit() finding {
+	bin, err := a.lookPath("git")
+	if err != nil {
+		return finding{kind: findingWarning, text: a.p.text("doctor.git.missing"), fixes: []string{a.p.text("doctor.fix.git")}}
+	}
+	return finding{kind: findingOK, text: a.p.text("doctor.git.ok", bin)}
+}
+
+// checkTerminal says how the output looks and which language was picked, and why.
+func (a *app) checkTerminal(langFlag string) []finding {
+	var out []finding
+	switch {
+	case !isTerminal(a.stdout):
+		out = append(out, finding{kind: findingInfo, text: a.p.text("doctor.term.notty")})
+	case a.getenv("NO_COLOR") != "":
+		out = append(out, finding{kind: findingInfo, text: a.p.text("doctor.term.nocolor")})
+	default:
+		out = append(out, finding{kind: findingInfo, text: a.p.text("doctor.term.tty")})
+	}
+	if isTerminal(a.stdout) && a.getenv("TERM") == "dumb" {
+		out = append(out, finding{kind: findingInfo, text: a.p.text("doctor.term.dumb")})
+	}
+	source, variable := langSource(langFlag, a.getenv)
+	if source == "" {
+		return append(out, finding{kind: findingInfo, text: a.p.text("doctor.lang.default")})
+	}
+	return append(out, finding{kind: findingInfo, text: a.p.text("doctor.lang.from", source, variable)})
+}
+
+// langSource says what decided the language, the way detectLang decides it: "--lang en", or the
+// first set locale variable as NAME=value. variable is the locale variable to change to switch
+// languages (LANG when none is set or --lang decided). source is "" when nothing decided.
+func langSource(flag string, getenv func(string) string) (source, variable string) {
+	for _, name := range localeVars {
+		if v := getenv(name); v != "" {
+			source, variable = name+"="+v, name
+			break
+		}
+	}
+	if variable == "" {
+		variable = "LANG"
+	}
+	if flag != "" {
+		source = "--lang " + flag
+	}
+	return source, variable
+}
+
+// printFindings prints one line per finding with its mark, its detail and fixes indented under it,
+// and returns how many required checks failed.
+func (a *app) printFindings(findings []finding) int {
+	failed := 0
+	for _, f := range findings {
+		if f.kind == findingFailed {
+			failed++
+		}
+		fmt.Fprintln(a.stdout, a.findingMark(f.kind)+" "+f.text)
+		if f.detail != "" {
+			for _, line := range strings.Split(f.detail, "\n") {
+				fmt.Fprintln(a.stdout, "      "+line)
+			}
+		}
+		arrow := "->"
+		if a.color {
+			arrow = "→"
+		}
+		for _, fix := range f.fixes {
+			fmt.Fprintln(a.stdout, "    "+arrow+" "+fix)
+		}
+	}
+	return failed
+}
+
+// findingMark is a coloured symbol on a terminal and a fixed-width ASCII word otherwise.
+func (a *app) findingMark(k findingKind) string {
+	if a.color {
+		switch k {
+		case findingOK:
+			return "\x1b[32m✓\x1b[0m"
+		case findingFailed:
+			return "\x1b[31m✗\x1b[0m"
+		case findingWarning:
+			return "\x1b[33m!\x1b[0m"
+		case findingSkipped:
+			return "-"
+		default:
+			return "·"
+		}
+	}
+	switch k {
+	case findingOK:
+		return "[ok]  "
+	case findingFailed:
+		return "[FAIL]"
+	case findingWarning:
+		return "[warn]"
+	case findingSkipped:
+		return "[skip]"
+	default:
+		return "[info]"
+	}
+}
+
+// clipLines keeps the first n lines of s.
+func clipLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+
+	"github.com/learn-tinypi/course/internal/diagnose"
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/signature"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// knownMistakeMessages are the texts `course test` uses to name a known mistake.
+var knownMistakeMessages = map[string]message{
+	"mistake.diagnose": {"这看起来像一个已知错误：%s（错误写法 %s；course diagnose %s %s 可以演示它）", "This looks like a known mistake: %s (mistake %s; `course diagnose %s %s` shows it)"},
+	"mistake.plain":    {"这看起来像一个已知错误：%s（错误写法 %s）", "This looks like a known mistake: %s (mistake %s)"},
+}
+
+func init() {
+	for id := range knownMistakeMessages {
+		if _, dup := catalog[id]; dup {
+			panic("cli: message " + id + " is defined twice")
+		}
+	}
+	maps.Copy(catalog, knownMistakeMessages)
+}
+
+// printKnownMistakes names, for every lab of labs whose tests failed, the known mistakes (the
+// chapter's mutants) whose failure signature the failures contain, best match first
+// (signature.File.Match). A chapter without a signature file, or a failed build, names none:
+// this is a courtesy on top of the failure report, never a failure of its own.
+func (a *app) printKnownMistakes(b *tree.Builder, ch *manifest.Chapter, labs []*manifest.Lab, report *gotest.Report) {
+	if report.BuildFailed {
+		return
+	}
+	sigs, err := signature.Load(b.FS(), ch.Number)
+	if err != nil {
+		return
+	}
+	byName := map[string]*manifest.Mutant{}
+	for _, m := range ch.Mutants {
+		byName[m.Name] = m
+	}
+	diagnosable := false // known only once a mistake matched: finding out builds the target
+	checked := false
+	for _, lab := range labs {
+		failures, err := signature.Failures(report, lab)
+		if err != nil || len(failures) == 0 {
+			continue
+		}
+		for _, match := range sigs.Match(lab.ID, failures) {
+			m, ok := byName[match.Name]
+			if !ok {
+				continue // a stale file names a mutant the manifest no longer has
+			}
+			if !checked {
+				_, err := diagnose.List(b, ch)
+				diagnosable, checked = err == nil, true
+			}
+			explain := m.Explain
+			if a.p.lang == langEN && m.ExplainEN != "" {
+				explain = m.ExplainEN
+			}
+			if diagnosable {
+				fmt.Fprintln(a.stdout, a.p.text("mistake.diagnose", explain, m.Name, ch.Number, m.Name))
+			} else {
+				fmt.Fprintln(a.stdout, a.p.text("mistake.plain", explain, m.Name))
+			}
+		}
+	}
+}

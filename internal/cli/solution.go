@@ -1,0 +1,307 @@
+package cli
+
+import (
+	"fmt"
+	"maps"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/labsrc"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// solutionMessages are the texts of `course solution`.
+var solutionMessages = map[string]message{
+	"solution.short": {"Lab 通过后，把参考实现与你的代码做对比", "once a lab passes, compare the reference with your code"},
+	"solution.long": {
+		"course solution --lab ID 先运行这个 Lab 的聚焦测试；全部通过后，逐个区域（//lab:begin ID 与 //lab:end\n" +
+			"之间）显示参考实现相对你的代码的差异：以 - 开头的行只在你的代码里，以 + 开头的行只在参考实现里。\n" +
+			"它只读不写，你的文件不会被改动。\n\n" +
+			"Lab 还没通过时它拒绝显示（退出码 1），并给出运行测试的命令。--peek 跳过测试直接显示，\n" +
+			"但会先提醒：看了参考答案，这个 Lab 的练习就被剧透了。",
+		"course solution --lab ID first runs the lab's focused tests; when they all pass it shows, region by region (the\n" +
+			"lines between //lab:begin ID and //lab:end), how the reference differs from your code: lines starting with -\n" +
+			"are only in your code, lines starting with + only in the reference. It only reads: your files are not changed.\n\n" +
+			"While the lab is not green it refuses (exit code 1) and shows the command that runs the tests. --peek skips the\n" +
+			"tests and shows the reference anyway, after warning that it spoils the lab.",
+	},
+	"solution.example": {
+		"  course solution --lab 7.1\n  course solution --lab 非执行终态 --peek",
+		"  course solution --lab 7.1\n  course solution --lab 非执行终态 --peek",
+	},
+	"solution.flag.lab":  {"要对比的 Lab：编号（7.3）或关键词", "the lab to compare: its id (7.3) or keyword"},
+	"solution.flag.peek": {"不等测试通过就看参考实现（会剧透这个 Lab）", "show the reference before the lab passes (spoils the lab)"},
+	"solution.running":   {"先确认 Lab %s 已通过：go test -run %s .", "checking that lab %s passes first: go test -run %s ."},
+	"solution.notgreen": {
+		"Lab %s 还没有通过（%d/%d 个测试通过），参考实现要等它通过后才显示。先让测试变绿：\n  course test --lab %s\n（一定要现在看，可以用 course solution --lab %s --peek，但这会剧透这个 Lab。）",
+		"lab %s is not green yet (%d/%d tests pass); the reference is shown once it passes. Make the tests pass first:\n  course test --lab %s\n(To look now anyway, course solution --lab %s --peek shows it, but that spoils the lab.)",
+	},
+	"solution.build":   {"代码没有通过编译，参考实现要等 Lab %s 通过后才显示。先修好编译错误：\n  course test --lab %s", "the code does not compile; the reference is shown once lab %s passes. Fix the build first:\n  course test --lab %s"},
+	"solution.spoiler": {"⚠ 剧透警告：下面是 Lab %s 的参考实现。看了它，这个 Lab 的练习就失去了大半意义。", "⚠ spoiler: below is the reference for lab %s. Looking at it takes most of the exercise out of the lab."},
+	"solution.green":   {"Lab %s 已通过。参考实现与你的代码的差异（- 你的代码，+ 参考实现）：", "lab %s passes. How the reference differs from your code (- yours, + reference):"},
+	"solution.region":  {"── %s:%d · Lab %s · 区域 %d/%d ──", "── %s:%d · lab %s · region %d/%d ──"},
+	"solution.same":    {"（与参考实现完全相同）", "(identical to the reference)"},
+	"solution.labels":  {"你的代码\t参考实现", "yours\treference"},
+}
+
+func init() {
+	for id := range solutionMessages {
+		if _, dup := catalog[id]; dup {
+			panic("cli: message " + id + " is defined twice")
+		}
+	}
+	maps.Copy(catalog, solutionMessages)
+}
+
+// solutionCommand is `course solution --lab ID [--peek] [DIR]`.
+func (a *app) solutionCommand() *cobra.Command {
+	var (
+		labFlag string
+		peek    bool
+	)
+	c := &cobra.Command{
+		Use:     "solution --lab ID [--peek] [DIR]",
+		Short:   a.p.text("solution.short"),
+		Long:    a.p.text("solution.long"),
+		Example: a.p.text("solution.example"),
+		Args:    a.argsRange(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			root, b, ch, lab, err := a.practiceLab(dir, labFlag, "course solution")
+			if err != nil {
+				return err
+			}
+			files, err := readLabFiles(root, b, ch, lab)
+			if err != nil {
+				return a.labFileError(err)
+			}
+			st := style{a.color}
+			if peek {
+				fmt.Fprintln(a.stdout, st.bold(a.p.text("solution.spoiler", lab.ID)))
+			} else {
+				if err := a.requireGo(b.Course()); err != nil {
+					return err
+				}
+				fmt.Fprintln(a.stderr, a.p.text("solution.running", lab.ID, shellQuote(lab.Pattern)))
+				report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: lab.Pattern})
+				if err != nil {
+					return err
+				}
+				if report.BuildFailed {
+					fmt.Fprintln(a.stderr, a.p.text("solution.build", lab.ID, shellQuote(lab.ID)))
+					return errSilentFailure
+				}
+				if o := a.labOutcome(lab, report); o.passed < o.total() {
+					fmt.Fprintln(a.stderr, a.p.text("solution.notgreen", lab.ID, o.passed, o.total(), shellQuote(lab.ID), shellQuote(lab.ID)))
+					return errSilentFailure
+				}
+				fmt.Fprintln(a.stdout, st.ok(a.p.text("solution.green", lab.ID)))
+			}
+			return a.printSolution(b, ch, lab, files)
+		},
+	}
+	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("solution.flag.lab"))
+	c.Flags().BoolVar(&peek, "peek", false, a.p.text("solution.flag.peek"))
+	return c
+}
+
+// printSolution prints, for every region of lab, the diff from the learner's body to the
+// reference's.
+func (a *app) printSolution(b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab, files []labFile) error {
+	labels := splitTabs(a.p.text("solution.labels"))
+	total := 0
+	for _, f := range files {
+		total += len(f.bodies)
+	}
+	n := 0
+	for _, f := range files {
+		ref, err := b.ReferenceBodies(ch, lab, f.path)
+		if err != nil {
+			return err
+		}
+		if len(ref) != len(f.bodies) {
+			return a.labFileError(&labsrc.MarkerError{File: f.path, Lab: lab.ID,
+				Detail: fmt.Sprintf("%d region(s), the starter has %d", len(f.bodies), len(ref))})
+		}
+		begins := beginLines(f.src, lab.ID)
+		for i, body := range f.bodies {
+			n++
+			line := 0
+			if i < len(begins) {
+				line = begins[i]
+			}
+			fmt.Fprintln(a.stdout)
+			fmt.Fprintln(a.stdout, a.p.text("solution.region", f.path, line, lab.ID, n, total))
+			if body == ref[i] {
+				fmt.Fprintln(a.stdout, a.p.text("solution.same"))
+				continue
+			}
+			fmt.Fprint(a.stdout, a.colorDiff(unifiedDiff(
+				fmt.Sprintf("%s (%s)", f.path, labels[0]), fmt.Sprintf("%s (%s)", f.path, labels[1]),
+				line+1, body, ref[i])))
+		}
+	}
+	return nil
+}
+
+// colorDiff colours the removed and added lines of a unified diff on a terminal.
+func (a *app) colorDiff(diff string) string {
+	if !a.color {
+		return diff
+	}
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(diff, "\n") {
+		switch {
+		case strings.HasPrefix(line, "---"), strings.HasPrefix(line, "+++"):
+			b.WriteString("\x1b[1m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
+		case strings.HasPrefix(line, "-"):
+			b.WriteString("\x1b[31m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
+		case strings.HasPrefix(line, "+"):
+			b.WriteString("\x1b[32m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
+		case strings.HasPrefix(line, "@@"):
+			b.WriteString("\x1b[36m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n")
+		default:
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+// diffContext is how many unchanged lines a hunk shows around a change.
+const diffContext = 3
+
+// unifiedDiff returns the unified diff from old to new, labelled oldName and newName, whose first
+// line is line number first in both; "" when they are equal. It finds a longest common
+// subsequence of lines, which is plenty for a lab region of a few dozen lines.
+func unifiedDiff(oldName, newName string, first int, old, new string) string {
+	a, b := diffLines(old), diffLines(new)
+	ops := lineOps(a, b)
+	if !anyChange(ops) {
+		return ""
+	}
+	var out strings.Builder
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
+	for i := 0; i < len(ops); {
+		// Find the next change and the hunk around it.
+		for i < len(ops) && ops[i].kind == ' ' {
+			i++
+		}
+		if i == len(ops) {
+			break
+		}
+		start := max(0, i-diffContext)
+		end := i
+		for end < len(ops) {
+			if ops[end].kind != ' ' {
+				end++
+				continue
+			}
+			// An unchanged run longer than twice the context ends the hunk.
+			run := end
+			for run < len(ops) && ops[run].kind == ' ' {
+				run++
+			}
+			if run == len(ops) || run-end > 2*diffContext {
+				end = min(end+diffContext, len(ops))
+				break
+			}
+			end = run
+		}
+		oldStart, newStart := ops[start].oldLine, ops[start].newLine
+		oldCount, newCount := 0, 0
+		for _, op := range ops[start:end] {
+			if op.kind != '+' {
+				oldCount++
+			}
+			if op.kind != '-' {
+				newCount++
+			}
+		}
+		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(first+oldStart, oldCount), hunkRange(first+newStart, newCount))
+		for _, op := range ops[start:end] {
+			out.WriteByte(op.kind)
+			out.WriteString(op.text)
+			out.WriteByte('\n')
+		}
+		i = end
+	}
+	return out.String()
+}
+
+// hunkRange formats a unified diff range: "start,count", or "start" for one line.
+func hunkRange(start, count int) string {
+	if count == 1 {
+		return fmt.Sprint(start)
+	}
+	if count == 0 {
+		start-- // an empty range names the line before it
+	}
+	return fmt.Sprintf("%d,%d", start, count)
+}
+
+// lineOp is one line of a diff: kept (' '), removed ('-') or added ('+'), with its 0-based
+// position in the old and the new text (the position it would have, for a line not in one).
+type lineOp struct {
+	kind             byte
+	text             string
+	oldLine, newLine int
+}
+
+// lineOps aligns a and b on a longest common subsequence of lines.
+func lineOps(a, b []string) []lineOp {
+	// lcs[i][j] is the length of the LCS of a[i:] and b[j:].
+	lcs := make([][]int, len(a)+1)
+	for i := range lcs {
+		lcs[i] = make([]int, len(b)+1)
+	}
+	for i := len(a) - 1; i >= 0; i-- {
+		for j := len(b) - 1; j >= 0; j-- {
+			if a[i] == b[j] {
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			} else {
+				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
+			}
+		}
+	}
+	var ops []lineOp
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case i < len(a) && j < len(b) && a[i] == b[j]:
+			ops = append(ops, lineOp{' ', a[i], i, j})
+			i++
+			j++
+		case j < len(b) && (i == len(a) || lcs[i][j+1] > lcs[i+1][j]):
+			ops = append(ops, lineOp{'+', b[j], i, j})
+			j++
+		default:
+			ops = append(ops, lineOp{'-', a[i], i, j})
+			i++
+		}
+	}
+	return ops
+}
+
+// diffLines splits text into lines without their line ends; a final line end adds no line.
+func diffLines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// anyChange reports whether ops change anything.
+func anyChange(ops []lineOp) bool {
+	for _, op := range ops {
+		if op.kind != ' ' {
+			return true
+		}
+	}
+	return false
+}
