@@ -3,8 +3,8 @@
 // focused test belongs to exactly one lab; the starter builds and lab 1 fails first with its own
 // message; labs fail and pass in progressive order; every mutant is caught; every lab has its
 // cards and the chapter its text; every mutant's failure signature is committed and names it.
-// Observe-mode chapters have no stubs and skip the starter, progressive, mutant and signature
-// checks.
+// Observe-mode chapters have no stubs and skip the starter, progressive and signature checks;
+// their mutants are checked like any other.
 package devcheck
 
 import (
@@ -252,9 +252,10 @@ func plan(b *tree.Builder, ch *manifest.Chapter) []task {
 				},
 			})
 		}
-		// Rule 5, and rule 7 from the same mutant runs (devcheck_signatures.go).
-		tasks = append(tasks, mutantTasks(b, ch)...)
 	}
+	// Rule 5 for every chapter (an observe chapter's mutants break the code it reads), and rule 7
+	// from the same mutant runs for rebuild chapters (devcheck_signatures.go).
+	tasks = append(tasks, mutantTasks(b, ch)...)
 	tasks = append(tasks, task{
 		name: "content: every lab has its cards (zh, en) and the chapter has " + ch.Doc,
 		run: func(context.Context, string) (Check, error) {

@@ -32,7 +32,8 @@ func HasSignatures(ch *manifest.Chapter) bool {
 const SignatureRuns = 5
 
 // mutantTasks returns the tasks of rule 5, one per mutant of ch, and after them the task of rule
-// 7, which checks ch's signature file against the same runs: the mutants are run once for both.
+// 7 (rebuild chapters only), which checks ch's signature file against the same runs: the mutants
+// are run once for both.
 func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 	runs := newMutantRuns(len(ch.Mutants))
 	committed, _ := signature.Load(b.FS(), ch.Number) // nil when missing or broken: rule 7 says so
@@ -68,6 +69,9 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 				return check, nil
 			},
 		})
+	}
+	if !HasSignatures(ch) {
+		return tasks
 	}
 	tasks = append(tasks, task{
 		name: fmt.Sprintf("signatures: %s is up to date; each mutant's failures name that mutant", signature.Path(ch.Number)),
