@@ -4,59 +4,13 @@ import (
 	"io"
 	"strings"
 
-	"golang.org/x/text/width"
+	"github.com/learn-tinypi/course/internal/columns"
 )
-
-// displayWidth is how many terminal columns s takes: East Asian wide and full-width runes take
-// two, so Chinese titles line up with ASCII ones. ANSI colour sequences take none.
-func displayWidth(s string) int {
-	n := 0
-	inEscape := false
-	for _, r := range s {
-		if inEscape {
-			inEscape = r != 'm'
-			continue
-		}
-		if r == '\x1b' {
-			inEscape = true
-			continue
-		}
-		switch width.LookupRune(r).Kind() {
-		case width.EastAsianWide, width.EastAsianFullwidth:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
-}
 
 // writeTable writes rows as columns separated by two spaces, padded by display width. The last
 // column is not padded, and no line ends in spaces.
 func writeTable(w io.Writer, rows [][]string) error {
-	var widths []int
-	for _, row := range rows {
-		for i, cell := range row {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], displayWidth(cell))
-		}
-	}
-	var b strings.Builder
-	for _, row := range rows {
-		var line strings.Builder
-		for i, cell := range row {
-			line.WriteString(cell)
-			if i < len(row)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-displayWidth(cell)+2))
-			}
-		}
-		// An empty last cell (a lab without failures) leaves no trailing spaces.
-		b.WriteString(strings.TrimRight(line.String(), " "))
-		b.WriteString("\n")
-	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, columns.Table(rows, ""))
 	return err
 }
 

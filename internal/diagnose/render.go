@@ -5,7 +5,7 @@ import (
 	"regexp"
 	"strings"
 
-	"golang.org/x/text/width"
+	"github.com/learn-tinypi/course/internal/columns"
 
 	"github.com/learn-tinypi/course/internal/manifest"
 )
@@ -156,41 +156,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// writeTable writes rows as columns two spaces apart, padded by display width (a Chinese
-// character takes two columns). No line ends in spaces.
+// writeTable writes rows as an indented table padded by display width (a Chinese character
+// takes two columns).
 func writeTable(b *strings.Builder, rows [][]string) {
-	var widths []int
-	for _, row := range rows {
-		for i, cell := range row {
-			if i >= len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], displayWidth(cell))
-		}
-	}
-	for _, row := range rows {
-		var line strings.Builder
-		for i, cell := range row {
-			line.WriteString(cell)
-			if i < len(row)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-displayWidth(cell)+2))
-			}
-		}
-		b.WriteString("  " + strings.TrimRight(line.String(), " ") + "\n")
-	}
-}
-
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		switch width.LookupRune(r).Kind() {
-		case width.EastAsianWide, width.EastAsianFullwidth:
-			n += 2
-		default:
-			n++
-		}
-	}
-	return n
+	b.WriteString(columns.Table(rows, "  "))
 }
 
 // diffLine is a line only one side has: added means only the mutant's run has it.

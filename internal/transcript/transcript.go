@@ -20,7 +20,7 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/text/width"
+	"github.com/learn-tinypi/course/internal/columns"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -326,7 +326,7 @@ func Render(w io.Writer, c Comparison, opts Options) error {
 		if row.Section != section {
 			section = row.Section
 			rule := "── " + section + " "
-			b.WriteString(rule + strings.Repeat("─", max(3, width-displayWidth(rule))) + "\n")
+			b.WriteString(rule + strings.Repeat("─", max(3, width-columns.Width(rule))) + "\n")
 		}
 		mark := " "
 		switch {
@@ -346,7 +346,7 @@ func Render(w io.Writer, c Comparison, opts Options) error {
 			fmt.Fprintf(&b, "%s %s  %s\n", mark, num, fit(row.Learner, width-gutter))
 		default:
 			// One above the other: the learner's line, then the reference's under it.
-			lw, rw := displayWidth(labels.Learner), displayWidth(labels.Reference)
+			lw, rw := columns.Width(labels.Learner), columns.Width(labels.Reference)
 			lab := max(lw, rw)
 			fmt.Fprintf(&b, "%s %s  %s  %s\n", mark, num, pad(labels.Learner, lab), fit(side(row.Learner, row.HasLearner), width-gutter-lab-2))
 			fmt.Fprintf(&b, "%s  %s  %s\n", strings.Repeat(" ", gutter-2), pad(labels.Reference, lab), fit(side(row.Reference, row.HasReference), width-gutter-lab-2))
@@ -361,7 +361,7 @@ func Render(w io.Writer, c Comparison, opts Options) error {
 	} else {
 		row := c.Rows[c.First]
 		fmt.Fprintf(&b, "%s %s\n", markFirst, fmt.Sprintf(labels.FirstDifference, c.First+1, row.Section))
-		lab := max(displayWidth(labels.Learner), displayWidth(labels.Reference))
+		lab := max(columns.Width(labels.Learner), columns.Width(labels.Reference))
 		fmt.Fprintf(&b, "  %s  %s\n", pad(labels.Learner, lab), side(row.Learner, row.HasLearner))
 		fmt.Fprintf(&b, "  %s  %s\n", pad(labels.Reference, lab), side(row.Reference, row.HasReference))
 	}
@@ -512,26 +512,9 @@ func oneLine(s string) string {
 
 // --- columns ------------------------------------------------------------------------------------
 
-// displayWidth is how many terminal columns s takes: East Asian wide runes take two.
-func displayWidth(s string) int {
-	n := 0
-	for _, r := range s {
-		n += runeWidth(r)
-	}
-	return n
-}
-
-func runeWidth(r rune) int {
-	switch width.LookupRune(r).Kind() {
-	case width.EastAsianWide, width.EastAsianFullwidth:
-		return 2
-	}
-	return 1
-}
-
 // fit cuts s to at most n columns, ending a cut line with "…".
 func fit(s string, n int) string {
-	if displayWidth(s) <= n {
+	if columns.Width(s) <= n {
 		return s
 	}
 	if n <= 0 {
@@ -540,7 +523,7 @@ func fit(s string, n int) string {
 	var b strings.Builder
 	used := 0
 	for _, r := range s {
-		w := runeWidth(r)
+		w := columns.RuneWidth(r)
 		if used+w > n-1 {
 			break
 		}
@@ -552,5 +535,5 @@ func fit(s string, n int) string {
 
 // pad fills s with spaces to n columns.
 func pad(s string, n int) string {
-	return s + strings.Repeat(" ", max(0, n-displayWidth(s)))
+	return s + strings.Repeat(" ", max(0, n-columns.Width(s)))
 }

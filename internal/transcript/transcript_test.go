@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/goleak"
 
+	"github.com/learn-tinypi/course/internal/columns"
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
@@ -382,7 +383,7 @@ func TestRender(t *testing.T) {
 				width = 120
 			}
 			for i, line := range strings.Split(got, "\n") {
-				if w := displayWidth(line); w > width && !strings.HasPrefix(line, "  ") {
+				if w := columns.Width(line); w > width && !strings.HasPrefix(line, "  ") {
 					t.Errorf("line %d is %d columns wide, more than %d: %q", i+1, w, width, line)
 				}
 			}
@@ -422,7 +423,7 @@ func TestFit(t *testing.T) {
 		{"abc", 0, ""},
 	}
 	for _, tt := range tests {
-		if got := fit(tt.s, tt.n); got != tt.want || displayWidth(got) > max(tt.n, 0) {
+		if got := fit(tt.s, tt.n); got != tt.want || columns.Width(got) > max(tt.n, 0) {
 			t.Errorf("fit(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
 		}
 	}
