@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/devcheck"
+	"github.com/learn-tinypi/course/internal/manifest"
 )
 
 // devCommand is `course dev`, the group of author tools.
@@ -35,14 +36,9 @@ func (a *app) devCheckCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			// Check the chapter numbers first: a typo is a usage error, not a failed check.
-			numbers := make([]string, 0, len(args))
-			for _, arg := range args {
-				_, ch, err := a.chapter(arg)
-				if err != nil {
-					return err
-				}
-				numbers = append(numbers, ch.Number)
+			numbers, err := a.chapterArgs(args, nil)
+			if err != nil {
+				return err
 			}
 			if err := a.requireGo(b.Course()); err != nil {
 				return err
@@ -77,4 +73,24 @@ func (a *app) devCheckCommand() *cobra.Command {
 	}
 	c.Flags().IntVar(&parallel, "parallel", 0, a.p.text("devcheck.flag.parallel"))
 	return c
+}
+
+// chapterArgs resolves the chapter arguments of an author command (NN...) to chapter numbers, in
+// order. They are checked before any work starts: a typo is a usage error, not a failed check.
+// accept, when not nil, may refuse a chapter with an error of its own.
+func (a *app) chapterArgs(args []string, accept func(*manifest.Chapter) error) ([]string, error) {
+	numbers := make([]string, 0, len(args))
+	for _, arg := range args {
+		_, ch, err := a.chapter(arg)
+		if err != nil {
+			return nil, err
+		}
+		if accept != nil {
+			if err := accept(ch); err != nil {
+				return nil, err
+			}
+		}
+		numbers = append(numbers, ch.Number)
+	}
+	return numbers, nil
 }

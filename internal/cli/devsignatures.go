@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/devcheck"
+	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/signature"
 )
 
@@ -76,16 +77,14 @@ func (a *app) devSignaturesCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			numbers := make([]string, 0, len(args))
-			for _, arg := range args {
-				_, ch, err := a.chapter(arg)
-				if err != nil {
-					return err
-				}
+			numbers, err := a.chapterArgs(args, func(ch *manifest.Chapter) error {
 				if !devcheck.HasSignatures(ch) {
 					return a.usagef("devsig.nosigs", ch.Number)
 				}
-				numbers = append(numbers, ch.Number)
+				return nil
+			})
+			if err != nil {
+				return err
 			}
 			wd, err := os.Getwd()
 			if err != nil {

@@ -67,7 +67,7 @@ func (a *app) diagnoseCommand() *cobra.Command {
 				return err
 			}
 			if len(args) == 1 {
-				err := diagnose.WriteList(a.stdout, b, ch)
+				err := diagnose.WriteList(a.stdout, b, ch, diagnose.Language(a.p.lang))
 				if errors.Is(err, diagnose.ErrNoDriver) {
 					return a.usagef("diagnose.none", ch.Number)
 				}
@@ -88,7 +88,7 @@ func (a *app) diagnoseCommand() *cobra.Command {
 				return err
 			}
 			fmt.Fprintln(a.stderr, a.p.text("diagnose.building", diagnose.DriverDir, args[1]))
-			err = diagnose.Run(c.Context(), b, ch, args[1], a.stdout)
+			err = diagnose.Run(c.Context(), b, ch, args[1], diagnose.Language(a.p.lang), a.stdout)
 			if errors.Is(err, gotest.ErrNoGo) {
 				return errors.New(a.p.text("err.no.go", b.Course().GoVersion))
 			}

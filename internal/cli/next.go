@@ -63,11 +63,7 @@ func (a *app) nextCommand() *cobra.Command {
 		Example: a.p.text("next.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			root, b, ch, err := a.practiceChapter(dir)
+			root, b, ch, err := a.practiceChapter(dirArg(args))
 			if err != nil {
 				return err
 			}
@@ -80,11 +76,11 @@ func (a *app) nextCommand() *cobra.Command {
 					return err
 				}
 				fmt.Fprintln(a.stdout, a.p.text("next.rerun"))
-				_, run, err := a.runLabs(c.Context(), root, ch, ch.Labs)
+				run, err := a.runLabs(c.Context(), root, ch, ch.Labs)
 				if err != nil {
 					return err
 				}
-				p = &run
+				p = &run.progress
 			}
 			lab := p.Next(ch)
 			if lab == nil {
@@ -104,8 +100,8 @@ func (a *app) nextCommand() *cobra.Command {
 // currentProgress returns the progress of root when it is recent: of this chapter, and no file
 // changed since its run started. Otherwise it returns nil.
 func (a *app) currentProgress(root string, ch *manifest.Chapter) (*progress.Progress, error) {
-	p, err := progress.Load(root)
-	if err != nil || p.Chapter != ch.Number {
+	p := savedProgress(root, ch)
+	if p == nil {
 		return nil, nil // missing, unreadable or foreign: the tests will tell
 	}
 	stale, err := progress.Stale(root, p)

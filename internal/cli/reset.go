@@ -15,7 +15,6 @@ import (
 
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/manifest"
-	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
@@ -83,14 +82,7 @@ func init() {
 // practiceLab finds the practice directory enclosing dir and the lab labFlag names in its
 // chapter, a rebuild chapter. cmd is the command line shown when --lab is missing.
 func (a *app) practiceLab(dir, labFlag, cmd string) (root string, b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab, err error) {
-	root, prov, err := practice.Find(dir)
-	if err != nil {
-		if errors.Is(err, practice.ErrNotPractice) {
-			return "", nil, nil, nil, &notPracticeError{dir: dir, err: err}
-		}
-		return "", nil, nil, nil, err
-	}
-	b, ch, err = a.chapter(prov.Chapter)
+	root, b, ch, err = a.practiceChapter(dir)
 	if err != nil {
 		return "", nil, nil, nil, err
 	}
@@ -171,11 +163,7 @@ func (a *app) resetCommand() *cobra.Command {
 		Example: a.p.text("reset.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			root, b, ch, lab, err := a.practiceLab(dir, labFlag, "course reset")
+			root, b, ch, lab, err := a.practiceLab(dirArg(args), labFlag, "course reset")
 			if err != nil {
 				return err
 			}
@@ -221,7 +209,7 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 		if bytes.Equal(next, f.src) {
 			continue
 		}
-		next, dropped := dropImportsUnusedAfter(f.src, next)
+		next, dropped := labsrc.DropUnusedImports(f.src, next)
 		rf := resetFile{labFile: f, next: next, dropped: dropped}
 		begins := beginLines(f.src, lab.ID)
 		for i, body := range f.bodies {

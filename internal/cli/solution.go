@@ -9,6 +9,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/labsrc"
+	"github.com/learn-tinypi/course/internal/linediff"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/tree"
 )
@@ -69,11 +70,7 @@ func (a *app) solutionCommand() *cobra.Command {
 		Example: a.p.text("solution.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			root, b, ch, lab, err := a.practiceLab(dir, labFlag, "course solution")
+			root, b, ch, lab, err := a.practiceLab(dirArg(args), labFlag, "course solution")
 			if err != nil {
 				return err
 			}
@@ -181,15 +178,15 @@ const diffContext = 3
 // subsequence of lines, which is plenty for a lab region of a few dozen lines.
 func unifiedDiff(oldName, newName string, first int, old, new string) string {
 	a, b := diffLines(old), diffLines(new)
-	ops := lineOps(a, b)
-	if !anyChange(ops) {
+	ops := linediff.Diff(a, b)
+	if !linediff.Changed(ops) {
 		return ""
 	}
 	var out strings.Builder
 	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
 	for i := 0; i < len(ops); {
 		// Find the next change and the hunk around it.
-		for i < len(ops) && ops[i].kind == ' ' {
+		for i < len(ops) && ops[i].Kind == linediff.Keep {
 			i++
 		}
 		if i == len(ops) {
@@ -198,13 +195,13 @@ func unifiedDiff(oldName, newName string, first int, old, new string) string {
 		start := max(0, i-diffContext)
 		end := i
 		for end < len(ops) {
-			if ops[end].kind != ' ' {
+			if ops[end].Kind != linediff.Keep {
 				end++
 				continue
 			}
 			// An unchanged run longer than twice the context ends the hunk.
 			run := end
-			for run < len(ops) && ops[run].kind == ' ' {
+			for run < len(ops) && ops[run].Kind == linediff.Keep {
 				run++
 			}
 			if run == len(ops) || run-end > 2*diffContext {
@@ -213,20 +210,20 @@ func unifiedDiff(oldName, newName string, first int, old, new string) string {
 			}
 			end = run
 		}
-		oldStart, newStart := ops[start].oldLine, ops[start].newLine
+		oldStart, newStart := ops[start].Old, ops[start].New
 		oldCount, newCount := 0, 0
 		for _, op := range ops[start:end] {
-			if op.kind != '+' {
+			if op.Kind != linediff.Insert {
 				oldCount++
 			}
-			if op.kind != '-' {
+			if op.Kind != linediff.Delete {
 				newCount++
 			}
 		}
 		fmt.Fprintf(&out, "@@ -%s +%s @@\n", hunkRange(first+oldStart, oldCount), hunkRange(first+newStart, newCount))
 		for _, op := range ops[start:end] {
-			out.WriteByte(op.kind)
-			out.WriteString(op.text)
+			out.WriteByte(byte(op.Kind))
+			out.WriteString(op.Text)
 			out.WriteByte('\n')
 		}
 		i = end
@@ -245,63 +242,10 @@ func hunkRange(start, count int) string {
 	return fmt.Sprintf("%d,%d", start, count)
 }
 
-// lineOp is one line of a diff: kept (' '), removed ('-') or added ('+'), with its 0-based
-// position in the old and the new text (the position it would have, for a line not in one).
-type lineOp struct {
-	kind             byte
-	text             string
-	oldLine, newLine int
-}
-
-// lineOps aligns a and b on a longest common subsequence of lines.
-func lineOps(a, b []string) []lineOp {
-	// lcs[i][j] is the length of the LCS of a[i:] and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
-	var ops []lineOp
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			ops = append(ops, lineOp{' ', a[i], i, j})
-			i++
-			j++
-		case j < len(b) && (i == len(a) || lcs[i][j+1] > lcs[i+1][j]):
-			ops = append(ops, lineOp{'+', b[j], i, j})
-			j++
-		default:
-			ops = append(ops, lineOp{'-', a[i], i, j})
-			i++
-		}
-	}
-	return ops
-}
-
 // diffLines splits text into lines without their line ends; a final line end adds no line.
 func diffLines(text string) []string {
 	if text == "" {
 		return nil
 	}
 	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-}
-
-// anyChange reports whether ops change anything.
-func anyChange(ops []lineOp) bool {
-	for _, op := range ops {
-		if op.kind != ' ' {
-			return true
-		}
-	}
-	return false
 }

@@ -73,6 +73,15 @@ func init() {
 	maps.Copy(catalog, progressMessages)
 }
 
+// dirArg is the practice directory a command's optional DIR argument names: the current
+// directory when there is none.
+func dirArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return "."
+}
+
 // practiceChapter finds the practice directory enclosing dir and loads its chapter.
 func (a *app) practiceChapter(dir string) (root string, b *tree.Builder, ch *manifest.Chapter, err error) {
 	root, prov, err := practice.Find(dir)
@@ -98,19 +107,36 @@ func runPattern(labs []*manifest.Lab) string {
 	return strings.Join(patterns, "|")
 }
 
+// labRun is one run of the focused tests of some labs of a chapter.
+type labRun struct {
+	report   *gotest.Report
+	outcome  progress.Progress // what the run found about the labs it ran
+	progress progress.Progress // the chapter's progress with the outcome merged in
+}
+
 // runLabs runs the focused tests of labs in the practice directory root, records the outcome in
-// its progress file and returns the report and the updated progress of the whole chapter. A
-// progress file that cannot be written is a warning, not a failure.
-func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, labs []*manifest.Lab) (*gotest.Report, progress.Progress, error) {
+// its progress file and returns the report, the outcome and the updated progress of the whole
+// chapter. A progress file that cannot be written is a warning, not a failure.
+func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, labs []*manifest.Lab) (labRun, error) {
 	run := runPattern(labs)
 	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
 	started := time.Now()
 	report, err := gotest.Run(ctx, gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root)})
 	if err != nil {
-		return nil, progress.Progress{}, err
+		return labRun{}, err
 	}
-	p := a.recordProgress(root, ch, progress.FromReport(ch, labs, report, started))
-	return report, p, nil
+	outcome := progress.FromReport(ch, labs, report, started)
+	return labRun{report: report, outcome: outcome, progress: a.recordProgress(root, ch, outcome)}, nil
+}
+
+// savedProgress returns the progress file of root when it belongs to ch; nil when it is
+// missing, unreadable or of another chapter.
+func savedProgress(root string, ch *manifest.Chapter) *progress.Progress {
+	p, err := progress.Load(root)
+	if err != nil || p.Chapter != ch.Number {
+		return nil
+	}
+	return p
 }
 
 // recordProgress merges a run's outcome into the progress file of root and returns the
@@ -136,28 +162,25 @@ func (a *app) statusCommand() *cobra.Command {
 		Example: a.p.text("status.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			root, b, ch, err := a.practiceChapter(dir)
+			root, b, ch, err := a.practiceChapter(dirArg(args))
 			if err != nil {
 				return err
 			}
 			if err := a.requireGo(b.Course()); err != nil {
 				return err
 			}
-			report, p, err := a.runLabs(c.Context(), root, ch, ch.Labs)
+			run, err := a.runLabs(c.Context(), root, ch, ch.Labs)
 			if err != nil {
 				return err
 			}
+			report := run.report
 			if report.BuildFailed {
 				st := style{a.color}
 				fmt.Fprintln(a.stdout, st.bad(a.p.text("test.build")))
 				fmt.Fprintln(a.stdout, strings.TrimRight(report.BuildOutput, "\n"))
 				fmt.Fprintln(a.stdout, a.p.text("status.build"))
 			}
-			a.printStatus(b.Course(), ch, root, p)
+			a.printStatus(b.Course(), ch, root, run.progress)
 			if report.BuildFailed {
 				return errSilentFailure
 			}
@@ -168,9 +191,7 @@ func (a *app) statusCommand() *cobra.Command {
 
 // printStatus prints the lab table, the progress bar and what to do next.
 func (a *app) printStatus(c *manifest.Course, ch *manifest.Chapter, root string, p progress.Progress) {
-	a.printLabTable(ch, p)
-	done := p.DoneCount(ch)
-	fmt.Fprintln(a.stdout, a.p.text("status.bar", a.progressBar(done, len(ch.Labs)), done, len(ch.Labs)))
+	a.printLabProgress(ch, p)
 	next := p.Next(ch)
 	if next != nil {
 		fmt.Fprintln(a.stdout, a.p.text("status.next", next.ID, a.labTitle(next)))
@@ -189,6 +210,13 @@ func (a *app) printStatus(c *manifest.Course, ch *manifest.Chapter, root string,
 	} else {
 		fmt.Fprintln(a.stdout, a.p.text("status.lastchapter"))
 	}
+}
+
+// printLabProgress prints the lab table of ch and the progress bar under it.
+func (a *app) printLabProgress(ch *manifest.Chapter, p progress.Progress) {
+	a.printLabTable(ch, p)
+	done := p.DoneCount(ch)
+	fmt.Fprintln(a.stdout, a.p.text("status.bar", a.progressBar(done, len(ch.Labs)), done, len(ch.Labs)))
 }
 
 // printLabTable prints one row per lab of ch: id, title, state and passed/total.

@@ -1,18 +1,15 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
-	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
 )
 
@@ -26,18 +23,7 @@ func (a *app) testCommand() *cobra.Command {
 		Example: a.p.text("test.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			root, prov, err := practice.Find(dir)
-			if err != nil {
-				if errors.Is(err, practice.ErrNotPractice) {
-					return &notPracticeError{dir: dir, err: err}
-				}
-				return err
-			}
-			b, ch, err := a.chapter(prov.Chapter)
+			root, b, ch, err := a.practiceChapter(dirArg(args))
 			if err != nil {
 				return err
 			}
@@ -52,23 +38,14 @@ func (a *app) testCommand() *cobra.Command {
 			if err := a.requireGo(b.Course()); err != nil {
 				return err
 			}
-			patterns := make([]string, len(labs))
-			for i, l := range labs {
-				patterns[i] = l.Pattern
-			}
-			run := strings.Join(patterns, "|")
-			fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
-			started := time.Now()
-			report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root)})
+			// Record the run for course status/next, and show the hints of the labs worked on.
+			run, err := a.runLabs(c.Context(), root, ch, labs)
 			if err != nil {
 				return err
 			}
-			// Record the run for course status/next, and show the hints of the labs worked on.
-			outcome := progress.FromReport(ch, labs, report, started)
-			a.recordProgress(root, ch, outcome)
-			if !a.printTestReport(labs, report, progress.HintLabs(outcome)) {
-				a.printKnownMistakes(b, ch, labs, report) // knownmistake.go
-				a.printTranscriptHint(root, report)
+			if !a.printTestReport(labs, run.report, progress.HintLabs(run.outcome)) {
+				a.printKnownMistakes(b, ch, labs, run.report) // knownmistake.go
+				a.printTranscriptHint(root, run.report)
 				return errSilentFailure
 			}
 			return nil

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
@@ -72,11 +71,7 @@ func (a *app) watchCommand() *cobra.Command {
 		Example: a.p.text("watch.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
-			root, b, ch, err := a.practiceChapter(dir)
+			root, b, ch, err := a.practiceChapter(dirArg(args))
 			if err != nil {
 				return err
 			}
@@ -137,31 +132,23 @@ func (a *app) watch(ctx context.Context, root string, ch *manifest.Chapter, pinn
 // the progress bar. Without a progress file it runs every lab's tests.
 func (a *app) watchRun(ctx context.Context, root string, ch *manifest.Chapter, pinned *manifest.Lab) error {
 	labs := ch.Labs
-	old, err := progress.Load(root)
-	if err != nil || old.Chapter != ch.Number {
-		old = nil
-	}
+	old := savedProgress(root, ch)
 	switch {
 	case pinned != nil:
 		labs = []*manifest.Lab{pinned}
 	case old != nil && old.Next(ch) != nil:
 		labs = []*manifest.Lab{old.Next(ch)}
 	}
-	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(runPattern(labs))))
-	started := time.Now()
-	report, err := gotest.Run(ctx, gotest.Options{Dir: root, Run: runPattern(labs), Env: transcriptEnv(root)})
+	run, err := a.runLabs(ctx, root, ch, labs)
 	if err != nil {
 		return err
 	}
-	outcome := progress.FromReport(ch, labs, report, started)
-	p := a.recordProgress(root, ch, outcome)
-	if !a.printTestReport(labs, report, progress.HintLabs(outcome)) {
-		a.printTranscriptHint(root, report)
+	if !a.printTestReport(labs, run.report, progress.HintLabs(run.outcome)) {
+		a.printTranscriptHint(root, run.report)
 	}
 	fmt.Fprintln(a.stdout)
-	a.printLabTable(ch, p)
-	done := p.DoneCount(ch)
-	fmt.Fprintln(a.stdout, a.p.text("status.bar", a.progressBar(done, len(ch.Labs)), done, len(ch.Labs)))
+	p := run.progress
+	a.printLabProgress(ch, p)
 	next := p.Next(ch)
 	switch {
 	case next == nil:

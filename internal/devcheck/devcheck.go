@@ -18,11 +18,9 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -91,10 +89,9 @@ func (r *Result) Failed() int {
 
 // task is one check to run. Tasks that run go wait for a slot of the pool.
 type task struct {
-	chapter, slot int
-	name          string
-	usesGo        bool
-	run           func(ctx context.Context, dir string) (Check, error)
+	name   string
+	usesGo bool
+	run    func(ctx context.Context, dir string) (Check, error)
 }
 
 // Run checks the chapters of b's course (all, or opts.Chapters) and returns every check's
@@ -105,76 +102,32 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	parallel := opts.Parallel
-	if parallel <= 0 {
-		parallel = DefaultParallel
-	}
-	out := opts.Out
-	if out == nil {
-		out = io.Discard
-	}
-	tmp, err := os.MkdirTemp("", "course-devcheck-")
-	if err != nil {
-		return nil, fmt.Errorf("dev check: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-
+	out := opts.output()
 	result := &Result{}
-	var tasks []task
+	var jobs []job
 	for i, ch := range chapters {
 		result.Chapters = append(result.Chapters, ChapterResult{Number: ch.Number})
 		for _, t := range plan(b, ch) {
-			t.chapter, t.slot = i, len(result.Chapters[i].Checks)
+			slot := len(result.Chapters[i].Checks)
 			result.Chapters[i].Checks = append(result.Chapters[i].Checks, Check{Name: t.name})
-			tasks = append(tasks, t)
+			jobs = append(jobs, job{
+				dir:    fmt.Sprintf("%03d", len(jobs)),
+				usesGo: t.usesGo,
+				run: func(ctx context.Context, dir string) (func(), error) {
+					check, err := t.run(ctx, dir)
+					if err != nil {
+						return nil, err
+					}
+					return func() {
+						check.Name = t.name
+						result.Chapters[i].Checks[slot] = check
+						printCheck(out, ch.Number, check)
+					}, nil
+				},
+			})
 		}
 	}
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex // guards result, out and firstErr
-		firstErr error
-		slots    = make(chan struct{}, parallel)
-	)
-	for n, t := range tasks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if t.usesGo {
-				select {
-				case slots <- struct{}{}:
-					defer func() { <-slots }()
-				case <-ctx.Done():
-					return
-				}
-			}
-			if ctx.Err() != nil {
-				return
-			}
-			dir := filepath.Join(tmp, fmt.Sprintf("%03d", n))
-			check, err := t.run(ctx, dir)
-			os.RemoveAll(dir)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				return
-			}
-			check.Name = t.name
-			result.Chapters[t.chapter].Checks[t.slot] = check
-			printCheck(out, chapters[t.chapter].Number, check)
-		}()
-	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	if err := runJobs(ctx, "dev check", "course-devcheck-", opts, jobs); err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(out, "%d checks, %d failed\n", result.Total(), result.Failed())

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -244,74 +241,37 @@ func Signatures(ctx context.Context, b *tree.Builder, opts Options) ([]*signatur
 	} else {
 		chapters = slices.DeleteFunc(slices.Clone(chapters), func(ch *manifest.Chapter) bool { return !HasSignatures(ch) })
 	}
-	parallel := opts.Parallel
-	if parallel <= 0 {
-		parallel = DefaultParallel
-	}
-	out := opts.Out
-	if out == nil {
-		out = io.Discard
-	}
-	tmp, err := os.MkdirTemp("", "course-signatures-")
-	if err != nil {
-		return nil, fmt.Errorf("dev signatures: %w", err)
-	}
-	defer os.RemoveAll(tmp)
-
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	out := opts.output()
 	sigs := make([][]signature.Mutant, len(chapters))
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex // guards out and firstErr
-		firstErr error
-		slots    = make(chan struct{}, parallel)
-	)
+	var jobs []job
 	for c, ch := range chapters {
 		sigs[c] = make([]signature.Mutant, len(ch.Mutants))
 		for i, m := range ch.Mutants {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				select {
-				case slots <- struct{}{}:
-					defer func() { <-slots }()
-				case <-ctx.Done():
-					return
-				}
-				if ctx.Err() != nil {
-					return
-				}
-				dir := filepath.Join(tmp, fmt.Sprintf("%s-%03d", ch.Number, i))
-				check, sig, err := signMutant(ctx, b, ch, m, dir)
-				os.RemoveAll(dir)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-						cancel()
+			jobs = append(jobs, job{
+				dir:    fmt.Sprintf("%s-%03d", ch.Number, i),
+				usesGo: true,
+				run: func(ctx context.Context, dir string) (func(), error) {
+					check, sig, err := signMutant(ctx, b, ch, m, dir)
+					if err != nil {
+						return nil, err
 					}
-					return
-				}
-				sigs[c][i] = sig
-				if !check.OK {
-					fmt.Fprintf(out, "%s ✗ %s: %s\n", ch.Number, m.Name, strings.ReplaceAll(check.Detail, "\n", "\n      "))
-					return
-				}
-				line := fmt.Sprintf("%s ✓ %s: %d failing test(s)", ch.Number, m.Name, len(sig.Failures))
-				if len(sig.Unstable) > 0 {
-					line += fmt.Sprintf(", unstable from run to run (left out): %s", strings.Join(sig.Unstable, ", "))
-				}
-				fmt.Fprintln(out, line)
-			}()
+					return func() {
+						sigs[c][i] = sig
+						if !check.OK {
+							fmt.Fprintf(out, "%s ✗ %s: %s\n", ch.Number, m.Name, strings.ReplaceAll(check.Detail, "\n", "\n      "))
+							return
+						}
+						line := fmt.Sprintf("%s ✓ %s: %d failing test(s)", ch.Number, m.Name, len(sig.Failures))
+						if len(sig.Unstable) > 0 {
+							line += fmt.Sprintf(", unstable from run to run (left out): %s", strings.Join(sig.Unstable, ", "))
+						}
+						fmt.Fprintln(out, line)
+					}, nil
+				},
+			})
 		}
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	if err := runJobs(ctx, "dev signatures", "course-signatures-", opts, jobs); err != nil {
 		return nil, err
 	}
 	files := make([]*signature.File, len(chapters))

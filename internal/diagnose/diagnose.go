@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -62,13 +63,13 @@ func List(b *tree.Builder, ch *manifest.Chapter) ([]*manifest.Mutant, error) {
 }
 
 // WriteList prints the mistakes of ch that can be diagnosed, one a line with its lab and
-// explanation.
-func WriteList(w io.Writer, b *tree.Builder, ch *manifest.Chapter) error {
+// explanation, in lang.
+func WriteList(w io.Writer, b *tree.Builder, ch *manifest.Chapter, lang Language) error {
 	mutants, err := List(b, ch)
 	if err != nil {
 		return err
 	}
-	l := chinese()
+	l := textsFor(lang)
 	width := 0
 	for _, m := range mutants {
 		width = max(width, len(m.Name))
@@ -76,7 +77,7 @@ func WriteList(w io.Writer, b *tree.Builder, ch *manifest.Chapter) error {
 	var out strings.Builder
 	fmt.Fprintf(&out, l.listHeader+"\n", ch.Number, ch.Number)
 	for _, m := range mutants {
-		fmt.Fprintf(&out, "  %-*s  Lab %-4s  %s\n", width, m.Name, m.Lab, m.Explain)
+		fmt.Fprintf(&out, "  %-*s  Lab %-4s  %s\n", width, m.Name, m.Lab, l.explanation(m))
 	}
 	_, err = io.WriteString(w, out.String())
 	return err
@@ -84,9 +85,9 @@ func WriteList(w io.Writer, b *tree.Builder, ch *manifest.Chapter) error {
 
 // Run diagnoses the mistake name of chapter ch: it builds the diagnosis program of the mutated
 // tree and of ch's target in a temporary directory (removed afterwards), runs the scenarios that
-// show the mistake best on both, and prints the runs and their comparison to w. It needs the go
-// command (gotest.ErrNoGo without it) and works offline.
-func Run(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, name string, w io.Writer) error {
+// show the mistake best on both, and prints the runs and their comparison to w in lang. It needs
+// the go command (gotest.ErrNoGo without it) and works offline.
+func Run(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, name string, lang Language, w io.Writer) error {
 	m, err := mistake(b, ch, name)
 	if err != nil {
 		return err
@@ -117,7 +118,7 @@ func Run(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, name string
 	if err := errors.Join(mutantErr, targetErr); err != nil {
 		return err
 	}
-	return Diagnose(ctx, w, ch, m, mutantRun, targetRun)
+	return Diagnose(ctx, w, ch, m, lang, mutantRun, targetRun)
 }
 
 // mistake finds the mutant name of ch.
@@ -134,8 +135,9 @@ func mistake(b *tree.Builder, ch *manifest.Chapter, name string) (*manifest.Muta
 	return nil, &UnknownMistakeError{Chapter: ch.Number, Name: name, Mutants: mutants}
 }
 
-// Driver runs a built diagnosis program with the given scenarios and returns what it printed.
-type Driver func(ctx context.Context, scenarios []string) (string, error)
+// Driver runs a built diagnosis program with the given arguments (flags, then scenario names)
+// and returns what it printed.
+type Driver func(ctx context.Context, args []string) (string, error)
 
 // Build writes t into dir (which must not exist or be empty) and builds its diagnosis program
 // there, offline. The returned Driver runs that program; it stays usable until dir is removed.
@@ -161,28 +163,30 @@ func Build(ctx context.Context, t tree.Tree, dir string) (Driver, error) {
 	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("building %s: %w\n%s", DriverDir, err, out)
 	}
-	return func(ctx context.Context, scenarios []string) (string, error) {
-		run := exec.CommandContext(ctx, bin, scenarios...)
+	return func(ctx context.Context, args []string) (string, error) {
+		run := exec.CommandContext(ctx, bin, args...)
 		run.Dir = src
 		var stdout, stderr strings.Builder
 		run.Stdout, run.Stderr = &stdout, &stderr
 		if err := run.Run(); err != nil {
-			return "", fmt.Errorf("running %s %s: %w\n%s", DriverDir, strings.Join(scenarios, " "), err, stderr.String())
+			return "", fmt.Errorf("running %s %s: %w\n%s", DriverDir, strings.Join(args, " "), err, stderr.String())
 		}
 		return stdout.String(), nil
 	}, nil
 }
 
 // Diagnose runs the scenarios chosen for m on the mutated program and on the target's, and
-// prints the header, the mutant's runs, the target's runs, the comparison table and the lines
-// in which the runs of the same scenario differ.
-func Diagnose(ctx context.Context, w io.Writer, ch *manifest.Chapter, m *manifest.Mutant, mutant, target Driver) error {
+// prints in lang the header, the mutant's runs, the target's runs, the comparison table and the
+// lines in which the runs of the same scenario differ.
+func Diagnose(ctx context.Context, w io.Writer, ch *manifest.Chapter, m *manifest.Mutant, lang Language, mutant, target Driver) error {
+	l := textsFor(lang)
 	p := planFor(m.Name)
-	mutantOut, err := mutant(ctx, p.mutant)
+	langFlag := []string{"-lang", string(l.lang)}
+	mutantOut, err := mutant(ctx, slices.Concat(langFlag, p.mutant))
 	if err != nil {
 		return fmt.Errorf("mistake %s: %w", m.Name, err)
 	}
-	targetOut, err := target(ctx, p.target)
+	targetOut, err := target(ctx, slices.Concat(langFlag, p.target))
 	if err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
@@ -194,7 +198,10 @@ func Diagnose(ctx context.Context, w io.Writer, ch *manifest.Chapter, m *manifes
 	if err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
-	_, err = io.WriteString(w, render(chinese(), ch, m, mutantRuns, targetRuns))
+	// render prints the mutant's Explain; hand it a copy that holds the explanation in lang.
+	shown := *m
+	shown.Explain = l.explanation(m)
+	_, err = io.WriteString(w, render(l, ch, &shown, mutantRuns, targetRuns))
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -105,17 +106,34 @@ func golden(t *testing.T, name, got string) {
 }
 
 func TestWriteList(t *testing.T) {
+	tests := []struct {
+		lang   Language
+		header string
+		golden string
+		// explain is the explanation each mutant must be listed with.
+		explain func(*manifest.Mutant) string
+	}{
+		{LangZH, "第 07 章可以诊断的错误写法", "list.golden", func(m *manifest.Mutant) string { return m.Explain }},
+		{LangEN, "Mistakes chapter 07 can diagnose", "list.en.golden", func(m *manifest.Mutant) string { return m.ExplainEN }},
+	}
 	b, ch := mustChapter07(t)
-	var out bytes.Buffer
-	if err := WriteList(&out, b, ch); err != nil {
-		t.Fatal(err)
+	for _, tt := range tests {
+		t.Run(string(tt.lang), func(t *testing.T) {
+			var out bytes.Buffer
+			if err := WriteList(&out, b, ch, tt.lang); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(out.String(), tt.header) {
+				t.Errorf("listing starts with %q, want %q", strings.SplitN(out.String(), "\n", 2)[0], tt.header)
+			}
+			for _, m := range ch.Mutants {
+				if !strings.Contains(out.String(), "  "+m.Name+" ") || !strings.Contains(out.String(), tt.explain(m)) {
+					t.Errorf("listing lacks %s and its explanation:\n%s", m.Name, out.String())
+				}
+			}
+			golden(t, tt.golden, out.String())
+		})
 	}
-	for _, m := range ch.Mutants {
-		if !strings.Contains(out.String(), "  "+m.Name+" ") || !strings.Contains(out.String(), m.Explain) {
-			t.Errorf("listing lacks %s and its explanation:\n%s", m.Name, out.String())
-		}
-	}
-	golden(t, "list.golden", out.String())
 }
 
 func TestListWithoutDriver(t *testing.T) {
@@ -132,7 +150,7 @@ func TestListWithoutDriver(t *testing.T) {
 func TestRunUnknownMistake(t *testing.T) {
 	b, ch := mustChapter07(t)
 	var out bytes.Buffer
-	err := Run(context.Background(), b, ch, "no-such-mistake", &out)
+	err := Run(context.Background(), b, ch, "no-such-mistake", LangZH, &out)
 	var unknown *UnknownMistakeError
 	if !errors.As(err, &unknown) {
 		t.Fatalf("Run error = %v, want *UnknownMistakeError", err)
@@ -149,19 +167,20 @@ func TestRunUnknownMistake(t *testing.T) {
 // printed diagnosis with a golden file. The facts each case states are checked on the parsed
 // runs too, so that a golden file rewritten by mistake cannot hide a wrong diagnosis.
 func TestDiagnose(t *testing.T) {
+	firstCallOnly := map[string]map[string]string{
+		"mutant/weather-fx-skip":  {"rounds": "2", "executions": "1", "unpaired": "1", "end": "stop", "weather": "true", "fx": "false"},
+		"mutant/weather-fx-reask": {"rounds": "6", "executions": "6", "unpaired": "1", "end": "maxSteps", "weather": "false", "fx": "false"},
+		"target/weather-fx":       {"rounds": "2", "executions": "2", "unpaired": "0", "end": "stop", "weather": "true", "fx": "true"},
+	}
 	tests := []struct {
 		mutant string
+		// lang is the output language; the zero value means Chinese.
+		lang Language
 		// want maps "side/scenario" to summary fields the run must have.
 		want map[string]map[string]string
 	}{
-		{
-			mutant: "first-call-only",
-			want: map[string]map[string]string{
-				"mutant/weather-fx-skip":  {"rounds": "2", "executions": "1", "unpaired": "1", "end": "stop", "weather": "true", "fx": "false"},
-				"mutant/weather-fx-reask": {"rounds": "6", "executions": "6", "unpaired": "1", "end": "maxSteps", "weather": "false", "fx": "false"},
-				"target/weather-fx":       {"rounds": "2", "executions": "2", "unpaired": "0", "end": "stop", "weather": "true", "fx": "true"},
-			},
-		},
+		{mutant: "first-call-only", want: firstCallOnly},
+		{mutant: "first-call-only", lang: LangEN, want: firstCallOnly},
 		{
 			mutant: "result-not-fed-back",
 			want: map[string]map[string]string{
@@ -186,7 +205,12 @@ func TestDiagnose(t *testing.T) {
 	}
 	b, ch := mustChapter07(t)
 	for _, tt := range tests {
-		t.Run(tt.mutant, func(t *testing.T) {
+		l := textsFor(tt.lang)
+		name, goldenFile := tt.mutant, tt.mutant+".golden"
+		if tt.lang == LangEN {
+			name, goldenFile = "en/"+tt.mutant, tt.mutant+".en.golden"
+		}
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			target, err := targetDriver()
 			if err != nil {
@@ -203,8 +227,8 @@ func TestDiagnose(t *testing.T) {
 			}
 			runs := map[string]run{}
 			record := func(side string, d Driver) Driver {
-				return func(ctx context.Context, scenarios []string) (string, error) {
-					out, err := d(ctx, scenarios)
+				return func(ctx context.Context, args []string) (string, error) {
+					out, err := d(ctx, args)
 					if err == nil {
 						parsed, perr := parseRuns(out)
 						if perr != nil {
@@ -218,7 +242,7 @@ func TestDiagnose(t *testing.T) {
 				}
 			}
 			var out bytes.Buffer
-			if err := Diagnose(context.Background(), &out, ch, m, record("mutant", mutant), record("target", target)); err != nil {
+			if err := Diagnose(context.Background(), &out, ch, m, tt.lang, record("mutant", mutant), record("target", target)); err != nil {
 				t.Fatal(err)
 			}
 			for key, fields := range tt.want {
@@ -233,10 +257,61 @@ func TestDiagnose(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(out.String(), m.Explain) {
-				t.Errorf("diagnosis does not explain the mistake (%q)", m.Explain)
+			if explain := l.explanation(m); !strings.Contains(out.String(), explain) {
+				t.Errorf("diagnosis does not explain the mistake (%q)", explain)
 			}
-			golden(t, tt.mutant+".golden", out.String())
+			// The program's runs speak the same language as the rest: their summary lines start
+			// with the program's word for summary.
+			label := "小结 "
+			if tt.lang == LangEN {
+				label = "summary "
+			}
+			for key, r := range runs {
+				if last := r.lines[len(r.lines)-1]; !strings.HasPrefix(last, label) {
+					t.Errorf("%s: summary line %q does not start with %q", key, last, label)
+				}
+			}
+			golden(t, goldenFile, out.String())
+		})
+	}
+}
+
+// TestDiagnosePassesLanguage checks, without building anything, that both programs get the
+// language as their first arguments, before the scenarios, and that the kit's own words follow it.
+func TestDiagnosePassesLanguage(t *testing.T) {
+	_, ch := mustChapter07(t)
+	m := mutantNamed(t, ch, "two-turn-ends")
+	tests := []struct {
+		lang     Language
+		wantFlag []string
+		wantText []string
+	}{
+		{LangZH, []string{"-lang", "zh"}, []string{"== 对照 ==", "错误写法：" + m.Explain, "参考 | b"}},
+		{LangEN, []string{"-lang", "en"}, []string{"== comparison ==", "the mistake: " + m.ExplainEN, "reference | b"}},
+		{"", []string{"-lang", "zh"}, []string{"== 对照 =="}},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.lang), func(t *testing.T) {
+			var got [][]string
+			fake := func(line string) Driver {
+				return func(_ context.Context, args []string) (string, error) {
+					got = append(got, args)
+					return "== readme ==\n" + line + "\nsummary scenario=readme rounds=1\n", nil
+				}
+			}
+			var out bytes.Buffer
+			if err := Diagnose(context.Background(), &out, ch, m, tt.lang, fake("a"), fake("b")); err != nil {
+				t.Fatal(err)
+			}
+			want := [][]string{append(slices.Clone(tt.wantFlag), "readme"), append(slices.Clone(tt.wantFlag), "readme")}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("program arguments (-want +got):\n%s", diff)
+			}
+			for _, text := range tt.wantText {
+				if !strings.Contains(out.String(), text) {
+					t.Errorf("diagnosis lacks %q:\n%s", text, out.String())
+				}
+			}
 		})
 	}
 }
@@ -311,7 +386,7 @@ func TestRun(t *testing.T) {
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	var out bytes.Buffer
-	if err := Run(context.Background(), b, ch, "two-turn-ends", &out); err != nil {
+	if err := Run(context.Background(), b, ch, "two-turn-ends", LangZH, &out); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"参考 | turn_end 事件：1 次\n", "错误 | turn_end 事件：2 次\n"} {

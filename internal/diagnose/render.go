@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/learn-tinypi/course/internal/columns"
-
+	"github.com/learn-tinypi/course/internal/linediff"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
@@ -171,33 +171,10 @@ type diffLine struct {
 // lineDiff returns the lines of a and b outside their longest common subsequence, in order:
 // a's (removed) before b's (added) within each changed stretch.
 func lineDiff(a, b []string) []diffLine {
-	// lcs[i][j] is the length of the longest common subsequence of a[i:] and b[j:].
-	lcs := make([][]int, len(a)+1)
-	for i := range lcs {
-		lcs[i] = make([]int, len(b)+1)
-	}
-	for i := len(a) - 1; i >= 0; i-- {
-		for j := len(b) - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else {
-				lcs[i][j] = max(lcs[i+1][j], lcs[i][j+1])
-			}
-		}
-	}
 	var out []diffLine
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case i < len(a) && j < len(b) && a[i] == b[j]:
-			i++
-			j++
-		case j == len(b) || (i < len(a) && lcs[i+1][j] >= lcs[i][j+1]):
-			out = append(out, diffLine{line: a[i]})
-			i++
-		default:
-			out = append(out, diffLine{line: b[j], added: true})
-			j++
+	for _, op := range linediff.Diff(a, b) {
+		if op.Kind != linediff.Keep {
+			out = append(out, diffLine{line: op.Text, added: op.Kind == linediff.Insert})
 		}
 	}
 	return out

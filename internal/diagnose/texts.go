@@ -1,8 +1,23 @@
 package diagnose
 
+import "github.com/learn-tinypi/course/internal/manifest"
+
+// Language is the language a diagnosis is printed in. The diagnosis program gets it as its -lang
+// flag, so that the runs speak the same language as the rest.
+type Language string
+
+// The languages a diagnosis speaks. Chinese is the default: any other value prints Chinese.
+const (
+	LangZH Language = "zh"
+	LangEN Language = "en"
+)
+
 // texts are the words of a diagnosis, kept in one place so that a translation touches nothing
 // else. The runs themselves are printed by the chapter's diagnosis program in its own words.
 type texts struct {
+	// lang is passed on to the diagnosis program.
+	lang Language
+
 	listHeader string
 
 	header, explain, intro, mutantSide, targetSide string
@@ -22,8 +37,26 @@ func (t texts) checkLabel(key string) string {
 	return key
 }
 
+// explanation is m's explanation in the texts' language.
+func (t texts) explanation(m *manifest.Mutant) string {
+	if t.lang == LangEN && m.ExplainEN != "" {
+		return m.ExplainEN
+	}
+	return m.Explain
+}
+
+// textsFor returns the texts of lang: English for LangEN, Chinese otherwise.
+func textsFor(lang Language) texts {
+	if lang == LangEN {
+		return english()
+	}
+	return chinese()
+}
+
 func chinese() texts {
 	return texts{
+		lang: LangZH,
+
 		listHeader: "第 %s 章可以诊断的错误写法（运行 course diagnose %s 名字）：",
 
 		header:     "== 诊断：第 %s 章 · %s（Lab %s）==",
@@ -52,5 +85,40 @@ func chinese() texts {
 		diffNone:   "（没有不同的行：这个场景看不出这个错误）",
 		diffTarget: "参考 |",
 		diffMutant: "错误 |",
+	}
+}
+
+func english() texts {
+	return texts{
+		lang: LangEN,
+
+		listHeader: "Mistakes chapter %s can diagnose (run course diagnose %s NAME):",
+
+		header:     "== diagnosis: chapter %s · %s (Lab %s) ==",
+		explain:    "the mistake: %s",
+		intro:      "Below, the same diagnosis program (%s, part of this chapter) runs on the mistake and on the reference, printed round by round.",
+		mutantSide: "######## mistake %s ########",
+		targetSide: "######## reference ########",
+
+		compare:       "== comparison ==",
+		colSide:       "code",
+		colScenario:   "scenario",
+		colRounds:     "rounds",
+		colSteps:      "steps",
+		colExecutions: "executions",
+		colUnpaired:   "unpaired",
+		colEnd:        "end",
+		rowMutant:     "mistake %s",
+		rowTarget:     "reference",
+		checks: map[string]string{
+			"weather": "has_weather",
+			"fx":      "has_rate",
+			"project": "has_project",
+		},
+
+		diffHeader: "== lines that differ from the reference in the same scenario: %s ==",
+		diffNone:   "(no line differs: this scenario does not show the mistake)",
+		diffTarget: "reference |",
+		diffMutant: "mistake   |",
 	}
 }

@@ -19,18 +19,14 @@ package labsrc
 import (
 	"bytes"
 	"fmt"
-	"go/ast"
 	"go/format"
 	"go/parser"
 	"go/token"
-	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode"
-
-	"golang.org/x/tools/go/ast/astutil"
 )
 
 // Marker lines and the placeholder, exactly as authors write them.
@@ -227,7 +223,7 @@ func StubKeepingMarkers(filename string, src []byte, stubbed map[string]string, 
 		return nil, fmt.Errorf("%s: the file does not parse after stubbing (check the //lab:stub lines): %w", filename, err)
 	}
 	if removedAny {
-		if err := removeUnusedImports(fset, filename, src, file); err != nil {
+		if err := deleteUnusedImports(fset, filename, src, file); err != nil {
 			return nil, err
 		}
 	}
@@ -245,72 +241,6 @@ func uncomment(line string) string {
 		return line // a blank line
 	}
 	return before + after
-}
-
-// removeUnusedImports deletes from file the imports that the reference (original) used and file
-// no longer uses. Comparing with the reference keeps any import whose package name is guessed
-// wrongly: it was never seen as used, so it is never removed.
-func removeUnusedImports(fset *token.FileSet, filename string, original []byte, file *ast.File) error {
-	orig, err := parser.ParseFile(token.NewFileSet(), filename, original, 0)
-	if err != nil {
-		return fmt.Errorf("%s: the reference does not parse: %w", filename, err)
-	}
-	usedBefore, usedNow := selectorRoots(orig), selectorRoots(file)
-	for _, spec := range slices.Clone(file.Imports) { // deleting changes file.Imports
-		importPath, err := strconv.Unquote(spec.Path.Value)
-		if err != nil {
-			continue
-		}
-		name := assumedName(importPath)
-		if spec.Name != nil {
-			name = spec.Name.Name
-		}
-		if name == "_" || name == "." {
-			continue
-		}
-		if usedBefore[name] && !usedNow[name] {
-			localName := ""
-			if spec.Name != nil {
-				localName = spec.Name.Name
-			}
-			astutil.DeleteNamedImport(fset, file, localName, importPath)
-		}
-	}
-	return nil
-}
-
-// selectorRoots returns the names x of every selector x.y whose x is not declared in the file,
-// which is how a file refers to an imported package.
-func selectorRoots(f *ast.File) map[string]bool {
-	roots := map[string]bool{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil {
-				roots[id.Name] = true
-			}
-		}
-		return true
-	})
-	return roots
-}
-
-// assumedName is the package name an import path most likely has: its last element, skipping a
-// major-version suffix (jsonschema/v6 → jsonschema), without a "go-" prefix, up to the first
-// character that cannot be in an identifier (yaml.v3 → yaml).
-func assumedName(importPath string) string {
-	base := path.Base(importPath)
-	if strings.HasPrefix(base, "v") {
-		if _, err := strconv.Atoi(base[1:]); err == nil && path.Dir(importPath) != "." {
-			base = path.Base(path.Dir(importPath))
-		}
-	}
-	base = strings.TrimPrefix(base, "go-")
-	if i := strings.IndexFunc(base, func(r rune) bool {
-		return !(r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r))
-	}); i >= 0 {
-		base = base[:i]
-	}
-	return base
 }
 
 // Apply replaces the single occurrence of find in src by replace, which is how a mutant is made.

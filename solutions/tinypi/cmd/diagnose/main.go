@@ -22,6 +22,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -43,10 +44,26 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run runs the scenarios named in args and returns the exit code: 2 for bad arguments.
+// run runs the scenarios named in args and returns the exit code: 2 for bad arguments. The
+// -lang flag, before the scenario names, chooses the language of the report: zh (the default) or
+// en. The summary line's key=value fields are the same in both.
 func run(args []string, stdout, stderr io.Writer) int {
-	l := chinese()
-	scenarios, err := pick(args)
+	flags := flag.NewFlagSet("diagnose", flag.ContinueOnError)
+	flags.SetOutput(io.Discard) // errors and usage are printed below, in the chosen language
+	lang := flags.String("lang", "zh", "zh or en")
+	err := flags.Parse(args)
+	l, ok := labelsFor(*lang)
+	if errors.Is(err, flag.ErrHelp) {
+		usage(stdout, l)
+		return 0
+	}
+	if err == nil && !ok {
+		err = fmt.Errorf("unsupported -lang %q: use zh or en", *lang)
+	}
+	var scenarios []scenario
+	if err == nil {
+		scenarios, err = pick(l, flags.Args())
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "diagnose: %v\n\n", err)
 		usage(stderr, l)
@@ -65,17 +82,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // pick returns the scenarios args name, in the order given; "all" stands for every scenario.
-func pick(args []string) ([]scenario, error) {
+func pick(l labels, args []string) ([]scenario, error) {
 	if len(args) == 0 {
 		return nil, errors.New("name at least one scenario")
 	}
 	var picked []scenario
 	for _, name := range args {
 		if name == "all" {
-			picked = append(picked, scenarios()...)
+			picked = append(picked, scenarios(l)...)
 			continue
 		}
-		sc, ok := lookup(name)
+		sc, ok := lookup(l, name)
 		if !ok {
 			return nil, fmt.Errorf("unknown scenario %q", name)
 		}
@@ -84,8 +101,8 @@ func pick(args []string) ([]scenario, error) {
 	return picked, nil
 }
 
-func lookup(name string) (scenario, bool) {
-	for _, sc := range scenarios() {
+func lookup(l labels, name string) (scenario, bool) {
+	for _, sc := range scenarios(l) {
 		if sc.name == name {
 			return sc, true
 		}
@@ -95,7 +112,7 @@ func lookup(name string) (scenario, bool) {
 
 func usage(w io.Writer, l labels) {
 	fmt.Fprintln(w, l.usage)
-	for _, sc := range scenarios() {
+	for _, sc := range scenarios(l) {
 		fmt.Fprintf(w, "  %-18s %s\n", sc.name, sc.title)
 	}
 	fmt.Fprintf(w, "  %-18s %s\n", "all", l.usageAll)
@@ -140,8 +157,7 @@ const (
 	readID          = "call_r1"
 )
 
-func scenarios() []scenario {
-	l := chinese()
+func scenarios(l labels) []scenario {
 	weatherChecks := []check{{"weather", l.hasWeather, "晴，24 度"}, {"fx", l.hasFX, "7.12"}}
 	readmeChecks := []check{{"project", l.hasProject, "tiny-pi"}}
 	return []scenario{
@@ -837,7 +853,7 @@ func callerIsolation(l labels, input, transcript []tinypi.Message) string {
 	if len(problems) == 0 {
 		return l.callerIntact
 	}
-	return strings.Join(problems, "；")
+	return strings.Join(problems, l.separator)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -863,11 +879,26 @@ type labels struct {
 	endAborted, endOther                                      string
 	final, caller, callerIntact, callerAppended, callerShared string
 	timedOut, panicked, runError, summary, none               string
+	// separator joins the clauses of one line.
+	separator string
+}
+
+// labelsFor returns the labels of lang, zh or en; for anything else it returns the Chinese ones
+// and false.
+func labelsFor(lang string) (labels, bool) {
+	switch lang {
+	case "zh":
+		return chinese(), true
+	case "en":
+		return english(), true
+	default:
+		return chinese(), false
+	}
 }
 
 func chinese() labels {
 	return labels{
-		usage:    "用法：go run ./cmd/diagnose 场景...\n可用的场景：",
+		usage:    "用法：go run ./cmd/diagnose [-lang zh|en] 场景...\n可用的场景：",
 		usageAll: "依次运行上面所有场景",
 
 		titleReadme:        "读 README 并回答项目名（一次工具往返）",
@@ -926,5 +957,71 @@ func chinese() labels {
 		runError:        "RunAgentLoop 返回错误：%v",
 		summary:         "小结",
 		none:            "无",
+		separator:       "；",
+	}
+}
+
+func english() labels {
+	return labels{
+		usage:    "usage: go run ./cmd/diagnose [-lang zh|en] SCENARIO...\nscenarios:",
+		usageAll: "run every scenario above, one after another",
+
+		titleReadme:        "read README and name the project (one tool round trip)",
+		titleWeatherFX:     "weather and rate called in one round / stub model: answers in full once both results are in",
+		titleSkip:          "weather and rate called in one round / stub model: leaves out the half whose result is missing",
+		titleReask:         "weather and rate called in one round / stub model: sends the same calls again when a result is missing",
+		titleLength:        "output cut off in the middle of the second call's arguments (length)",
+		titleStopWithCalls: "a reply that carries a tool call but ends with stop",
+		titleFXFails:       "the executor fails on get_fx_rate",
+		titleCancel:        "the user cancels while a tool runs, in the last request the limit allows (MaxSteps 1)",
+		titlePreCancelled:  "cancelled before the run starts",
+		titleStepLimit:     "the model asks for the weather again in every round (MaxSteps 6)",
+		hasWeather:         "has_weather",
+		hasFX:              "has_rate",
+		hasProject:         "has_project",
+
+		header:          "== scenario %s: %s ==",
+		question:        "question: %s",
+		early:           "tool event before the first model request: %s",
+		round:           "round %d assistant (%s): %s",
+		modelError:      "[error: %s]",
+		calls:           "tool_use: %s",
+		callsNone:       "tool_use: none",
+		ran:             "ran: %s(%s) → %s",
+		ranError:        "ran with an error: %s(%s) → %s",
+		skipped:         "skipped (not run, isError=%[3]t): %[1]s(%[2]s) → %[4]s",
+		startedNoResult: "started, but no result carries this id: %s(%s)",
+		dropped:         "dropped (not run): %s(%s)",
+		orphanResult:    "result that matches no call: %s(id=%q) → %s",
+		errorText:       "error: %s",
+		progress:        "progress [%s]: %s",
+		noCallID:        "no callId",
+		written:         "results written to the transcript: %s",
+		roles:           "role sequence: %s",
+		unpaired:        "unpaired tool_use: %s (the transcript has the call but no result with its id)",
+		unpairedNone:    "unpaired tool_use: none",
+		executions:      "tool executions: %d (%s)",
+		executionsNone:  "tool executions: 0",
+		turnEnds:        "turn_end events: %d",
+		requestTools:    "tools sent with the requests: %s",
+		requestToolsN:   "tools sent with request %d: %s",
+		ending:          "ended: %s (reason=%s, steps=%d)",
+		endStop:         "in round %d the model asked for no more tools and the loop ended normally",
+		endMaxSteps:     "reached the limit of %d requests with the model still asking for tools",
+		endLength:       "the output of round %d was cut off; no call ran and the loop ended",
+		endError:        "the reply of round %d could not be run; the loop ended with error",
+		endAborted:      "the run was cancelled after %d completed requests",
+		endOther:        "unknown end reason",
+		final:           "final answer: %s",
+		caller:          "the caller's input: %s",
+		callerIntact:    "unchanged",
+		callerAppended:  "the loop wrote into the spare capacity of the caller's slice",
+		callerShared:    "the result shares message content with the caller: changing the result changed the input",
+		timedOut:        "still running after %v: the loop may be stuck",
+		panicked:        "the run stopped with a panic: %s",
+		runError:        "RunAgentLoop returned an error: %v",
+		summary:         "summary",
+		none:            "none",
+		separator:       "; ",
 	}
 }
