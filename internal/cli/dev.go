@@ -47,6 +47,7 @@ func (a *app) devCheckCommand() *cobra.Command {
 				Chapters: numbers,
 				Parallel: parallel,
 				Out:      a.stdout,
+				ASCII:    !a.color,
 			})
 			if err != nil {
 				return err

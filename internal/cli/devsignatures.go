@@ -97,7 +97,7 @@ func (a *app) devSignaturesCommand() *cobra.Command {
 			if err := a.requireGo(b.Course()); err != nil {
 				return err
 			}
-			files, err := devcheck.Signatures(c.Context(), b, devcheck.Options{Chapters: numbers, Parallel: parallel, Out: a.stdout})
+			files, err := devcheck.Signatures(c.Context(), b, devcheck.Options{Chapters: numbers, Parallel: parallel, Out: a.stdout, ASCII: !a.color})
 			if err != nil {
 				return err
 			}

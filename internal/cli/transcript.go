@@ -211,6 +211,8 @@ func (a *app) referenceRecords(c *cobra.Command, chapter, test string) ([]tinypi
 // renderTranscripts prints each learner record next to the reference record of the same test.
 func (a *app) renderTranscripts(learner, reference []tinypi.RunRecord, width int) error {
 	opts := transcript.Options{
+		// Symbols only on a terminal that takes colour; pipes and NO_COLOR get ASCII.
+		ASCII: !a.color,
 		Width: a.outputWidth(width),
 		Labels: transcript.Labels{
 			Learner:         a.p.text("transcript.learner"),

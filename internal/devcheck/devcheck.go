@@ -42,6 +42,16 @@ type Options struct {
 	Chapters []string  // chapter numbers ("7" or "07"); empty means all
 	Parallel int       // go commands run at once; 0 means DefaultParallel
 	Out      io.Writer // one line per check as it finishes, then a summary; nil discards
+	// ASCII marks checks "ok" and "FAIL" instead of ✓ and ✗, for output that is not a terminal.
+	ASCII bool
+}
+
+// marks returns the marks of a passing and a failing check.
+func (o Options) marks() (ok, failed string) {
+	if o.ASCII {
+		return "ok", "FAIL"
+	}
+	return "✓", "✗"
 }
 
 // Result is the outcome of a check run.
@@ -121,7 +131,7 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 					return func() {
 						check.Name = t.name
 						result.Chapters[i].Checks[slot] = check
-						printCheck(out, ch.Number, check)
+						printCheck(out, opts, ch.Number, check)
 					}, nil
 				},
 			})
@@ -152,10 +162,10 @@ func selectChapters(c *manifest.Course, numbers []string) ([]*manifest.Chapter, 
 
 // printCheck writes one check's line, and its detail indented under it: why it failed, or a
 // note a passing check left.
-func printCheck(w io.Writer, chapter string, c Check) {
-	mark := "✓"
+func printCheck(w io.Writer, opts Options, chapter string, c Check) {
+	mark, failed := opts.marks()
 	if !c.OK {
-		mark = "✗"
+		mark = failed
 	}
 	fmt.Fprintf(w, "%s %s %s\n", chapter, mark, c.Name)
 	if c.Detail != "" {

@@ -242,6 +242,7 @@ func Signatures(ctx context.Context, b *tree.Builder, opts Options) ([]*signatur
 		chapters = slices.DeleteFunc(slices.Clone(chapters), func(ch *manifest.Chapter) bool { return !HasSignatures(ch) })
 	}
 	out := opts.output()
+	okMark, failMark := opts.marks()
 	sigs := make([][]signature.Mutant, len(chapters))
 	var jobs []job
 	for c, ch := range chapters {
@@ -258,10 +259,10 @@ func Signatures(ctx context.Context, b *tree.Builder, opts Options) ([]*signatur
 					return func() {
 						sigs[c][i] = sig
 						if !check.OK {
-							fmt.Fprintf(out, "%s ✗ %s: %s\n", ch.Number, m.Name, strings.ReplaceAll(check.Detail, "\n", "\n      "))
+							fmt.Fprintf(out, "%s %s %s: %s\n", ch.Number, failMark, m.Name, strings.ReplaceAll(check.Detail, "\n", "\n      "))
 							return
 						}
-						line := fmt.Sprintf("%s ✓ %s: %d failing test(s)", ch.Number, m.Name, len(sig.Failures))
+						line := fmt.Sprintf("%s %s %s: %d failing test(s)", ch.Number, okMark, m.Name, len(sig.Failures))
 						if len(sig.Unstable) > 0 {
 							line += fmt.Sprintf(", unstable from run to run (left out): %s", strings.Join(sig.Unstable, ", "))
 						}

@@ -289,20 +289,29 @@ type Options struct {
 	// printed one above the other.
 	Width  int
 	Labels Labels // zero fields take DefaultLabels()
+	// ASCII draws markers and rules with plain ASCII characters, for output that is not a
+	// terminal (a pipe, a file, NO_COLOR).
+	ASCII bool
 }
 
-// Markers in the gutter of a row.
-const (
-	markFirst   = "▶"
-	markDiffers = "≠"
-	markSameSet = "~"
-)
+// glyphs are the markers in the gutter of a row and the lines that frame the columns.
+type glyphs struct {
+	first, differs, sameSet, bar, rule, none string
+}
+
+func glyphsFor(ascii bool) glyphs {
+	if ascii {
+		return glyphs{first: ">", differs: "!", sameSet: "~", bar: "|", rule: "-", none: "."}
+	}
+	return glyphs{first: "▶", differs: "≠", sameSet: "~", bar: "│", rule: "─", none: "·"}
+}
 
 // Render prints c: a heading with the test's name, then every section with its numbered rows,
 // the first differing row marked ▶ and later ones ≠, and finally the first difference in full
 // (the columns may have cut it short).
 func Render(w io.Writer, c Comparison, opts Options) error {
 	labels := withDefaults(opts.Labels)
+	g := glyphsFor(opts.ASCII)
 	width := opts.Width
 	if width <= 0 {
 		width = 120
@@ -318,29 +327,29 @@ func Render(w io.Writer, c Comparison, opts Options) error {
 	gutter := 2 + numWidth + 2 // marker, space, number, two spaces
 	col := (width - gutter - 3) / 2
 	if sideBySide {
-		fmt.Fprintf(&b, "%s%s │ %s\n", strings.Repeat(" ", gutter), pad(labels.Learner, col), labels.Reference)
+		fmt.Fprintf(&b, "%s%s %s %s\n", strings.Repeat(" ", gutter), pad(labels.Learner, col), g.bar, labels.Reference)
 	}
 	reordered := false
 	section := ""
 	for i, row := range c.Rows {
 		if row.Section != section {
 			section = row.Section
-			rule := "── " + section + " "
-			b.WriteString(rule + strings.Repeat("─", max(3, width-columns.Width(rule))) + "\n")
+			rule := g.rule + g.rule + " " + section + " "
+			b.WriteString(rule + strings.Repeat(g.rule, max(3, width-columns.Width(rule))) + "\n")
 		}
 		mark := " "
 		switch {
 		case i == c.First:
-			mark = markFirst
+			mark = g.first
 		case row.Differs():
-			mark = markDiffers
+			mark = g.differs
 		case row.Reordered:
-			mark, reordered = markSameSet, true
+			mark, reordered = g.sameSet, true
 		}
 		num := fmt.Sprintf("%*d", numWidth, i+1)
 		switch {
 		case sideBySide:
-			line := fmt.Sprintf("%s %s  %s │ %s", mark, num, pad(fit(side(row.Learner, row.HasLearner), col), col), fit(side(row.Reference, row.HasReference), col))
+			line := fmt.Sprintf("%s %s  %s %s %s", mark, num, pad(fit(g.side(row.Learner, row.HasLearner), col), col), g.bar, fit(g.side(row.Reference, row.HasReference), col))
 			b.WriteString(strings.TrimRight(line, " ") + "\n")
 		case row.HasLearner && row.HasReference && row.Learner == row.Reference:
 			fmt.Fprintf(&b, "%s %s  %s\n", mark, num, fit(row.Learner, width-gutter))
@@ -348,8 +357,8 @@ func Render(w io.Writer, c Comparison, opts Options) error {
 			// One above the other: the learner's line, then the reference's under it.
 			lw, rw := columns.Width(labels.Learner), columns.Width(labels.Reference)
 			lab := max(lw, rw)
-			fmt.Fprintf(&b, "%s %s  %s  %s\n", mark, num, pad(labels.Learner, lab), fit(side(row.Learner, row.HasLearner), width-gutter-lab-2))
-			fmt.Fprintf(&b, "%s  %s  %s\n", strings.Repeat(" ", gutter-2), pad(labels.Reference, lab), fit(side(row.Reference, row.HasReference), width-gutter-lab-2))
+			fmt.Fprintf(&b, "%s %s  %s  %s\n", mark, num, pad(labels.Learner, lab), fit(g.side(row.Learner, row.HasLearner), width-gutter-lab-2))
+			fmt.Fprintf(&b, "%s  %s  %s\n", strings.Repeat(" ", gutter-2), pad(labels.Reference, lab), fit(g.side(row.Reference, row.HasReference), width-gutter-lab-2))
 		}
 	}
 	b.WriteString("\n")
@@ -360,10 +369,10 @@ func Render(w io.Writer, c Comparison, opts Options) error {
 		b.WriteString(labels.Same + "\n")
 	} else {
 		row := c.Rows[c.First]
-		fmt.Fprintf(&b, "%s %s\n", markFirst, fmt.Sprintf(labels.FirstDifference, c.First+1, row.Section))
+		fmt.Fprintf(&b, "%s %s\n", g.first, fmt.Sprintf(labels.FirstDifference, c.First+1, row.Section))
 		lab := max(columns.Width(labels.Learner), columns.Width(labels.Reference))
-		fmt.Fprintf(&b, "  %s  %s\n", pad(labels.Learner, lab), side(row.Learner, row.HasLearner))
-		fmt.Fprintf(&b, "  %s  %s\n", pad(labels.Reference, lab), side(row.Reference, row.HasReference))
+		fmt.Fprintf(&b, "  %s  %s\n", pad(labels.Learner, lab), g.side(row.Learner, row.HasLearner))
+		fmt.Fprintf(&b, "  %s  %s\n", pad(labels.Reference, lab), g.side(row.Reference, row.HasReference))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -385,10 +394,10 @@ func withDefaults(l Labels) Labels {
 	return l
 }
 
-// side is a row's text for one run; a run without a line here shows "·".
-func side(text string, ok bool) string {
+// side is a row's text for one run; a run without a line here shows the "none" glyph.
+func (g glyphs) side(text string, ok bool) string {
 	if !ok {
-		return "·"
+		return g.none
 	}
 	return text
 }

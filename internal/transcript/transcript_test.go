@@ -367,6 +367,7 @@ func TestRender(t *testing.T) {
 		{"forgot_result_narrow", forgotResult(), referenceRun(), Options{Width: 60}, "▶ first difference: line 8 (request 2)"},
 		{"stubbed_zh", stubbed(), referenceRun(), Options{Width: 100, Labels: zh}, "▶ 第一处不同：第 1 行（request 1）"},
 		{"same", referenceRun(), referenceRun(), Options{Width: 0}, "the two runs agree"},
+		{"forgot_result_ascii", forgotResult(), referenceRun(), Options{Width: 100, ASCII: true}, "> first difference: line 8 (request 2)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
