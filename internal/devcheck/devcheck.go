@@ -245,7 +245,7 @@ func checkTarget(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir
 		return Check{}, fmt.Errorf("writing the target of chapter %s: %w", ch.Number, err)
 	}
 	report, err := gotest.Run(ctx, gotest.Options{
-		Dir: dir, Race: true, Vet: true, Env: gotest.OfflineEnv(), Timeout: testTimeout, Packages: []string{"./..."},
+		Dir: dir, Fresh: true, Race: true, Vet: true, Env: gotest.OfflineEnv(), Timeout: testTimeout, Packages: []string{"./..."},
 	})
 	if err != nil {
 		return Check{}, err
@@ -274,7 +274,7 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 		return fail("go build ./... failed:\n%s", clip(out)), nil
 	}
 	first := ch.Labs[0]
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Run: first.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: first.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
 	if err != nil {
 		return Check{}, err
 	}
@@ -298,7 +298,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	for _, lab := range ch.Labs[:k+1] {
 		patterns = append(patterns, "(?:"+lab.Pattern+")")
 	}
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Run: strings.Join(patterns, "|"), Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: strings.Join(patterns, "|"), Env: gotest.OfflineEnv(), Timeout: testTimeout})
 	if err != nil {
 		return Check{}, err
 	}
@@ -361,7 +361,7 @@ func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *
 	if err := t.Write(dir); err != nil {
 		return Check{}, nil, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
 	}
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Run: lab.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: lab.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
 	if err != nil {
 		return Check{}, nil, err
 	}

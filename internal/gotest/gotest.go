@@ -36,6 +36,9 @@ type Options struct {
 	// Timeout, when set, is passed as -timeout: a test binary running longer panics, which
 	// the report shows as the running test's failure.
 	Timeout time.Duration
+	// Fresh adds -count=1: the tests run even when go has a cached result for them, as a proof
+	// (or a repeated run looking for a flaky failure) must.
+	Fresh bool
 }
 
 // TestResult is the outcome of one top-level test. Subtests are folded into their parent:
@@ -106,6 +109,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.Timeout > 0 {
 		args = append(args, "-timeout", opts.Timeout.String())
+	}
+	if opts.Fresh {
+		args = append(args, "-count=1")
 	}
 	if opts.Run != "" {
 		args = append(args, "-run", opts.Run)

@@ -273,3 +273,34 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("TestQuick = %+v, want passed", quick)
 	}
 }
+
+// TestRunFreshSkipsTheCache runs a fake go that records its arguments: Fresh must add
+// -count=1 (a cached result is no proof), and a plain run must not.
+func TestRunFreshSkipsTheCache(t *testing.T) {
+	bin := t.TempDir()
+	argsFile := filepath.Join(t.TempDir(), "args")
+	script := "#!/bin/sh\necho \"$@\" >> " + argsFile + "\n"
+	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	for _, fresh := range []bool{false, true} {
+		if _, err := Run(context.Background(), Options{Dir: t.TempDir(), Run: "^TestX$", Fresh: fresh}); err != nil {
+			t.Fatalf("Run(Fresh=%v): %v", fresh, err)
+		}
+	}
+	data, err := os.ReadFile(argsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("fake go ran %d times, want 2:\n%s", len(lines), data)
+	}
+	if strings.Contains(lines[0], "-count=1") {
+		t.Errorf("plain run passed -count=1: %s", lines[0])
+	}
+	if !strings.Contains(lines[1], "-count=1") {
+		t.Errorf("fresh run did not pass -count=1: %s", lines[1])
+	}
+}

@@ -14,24 +14,11 @@ import (
 	"go.uber.org/goleak"
 )
 
-// ch01Guard turns a panic of the code under test (a lab stub's "Lab N.M ... 尚未实现") into a
-// test failure with the panic's message, so the other tests of the file still run. Use it as
-// `defer ch01Guard(t)` in every test that calls lab code.
-func ch01Guard(t *testing.T) {
-	if p := recover(); p != nil {
-		t.Fatalf("%v", p)
-	}
-}
-
 // ch01Bubble runs f in a synctest bubble. A deadlock (goroutines that can never be woken) is
 // reported as a failure instead of crashing the whole test binary.
 func ch01Bubble(t *testing.T, f func(t *testing.T)) {
 	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			t.Fatalf("%v", p)
-		}
-	}()
+	defer guardLab(t)
 	synctest.Test(t, f)
 }
 
@@ -56,7 +43,7 @@ func ch01Drain[T any](c <-chan T) func(func(T) bool) {
 }
 
 func TestLab1_1_封闭类型_逐类描述(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	tests := []struct {
 		name string
 		in   Outcome
@@ -75,14 +62,14 @@ func TestLab1_1_封闭类型_逐类描述(t *testing.T) {
 }
 
 func TestLab1_1_封闭类型_空值(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	if got, want := DescribeOutcome(nil), "no outcome"; got != want {
 		t.Errorf("DescribeOutcome(nil) = %q, want %q", got, want)
 	}
 }
 
 func TestLab1_2_上下文取消_中途停止(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var called []string
@@ -108,7 +95,7 @@ func TestLab1_2_上下文取消_中途停止(t *testing.T) {
 }
 
 func TestLab1_2_上下文取消_超时在先(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	ctx, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
 	defer cancel()
 	calls := 0
@@ -125,7 +112,7 @@ func TestLab1_2_上下文取消_超时在先(t *testing.T) {
 }
 
 func TestLab1_2_上下文取消_函数出错(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	calls := 0
 	done, err := ForEach(t.Context(), []string{"a", "b", "c"}, func(_ context.Context, item string) error {
 		calls++
@@ -146,7 +133,7 @@ func TestLab1_2_上下文取消_函数出错(t *testing.T) {
 }
 
 func TestLab1_3_迭代器_无限编号(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	var got []string
 	for id := range SequentialIDs("call-") {
 		got = append(got, id)
@@ -160,7 +147,7 @@ func TestLab1_3_迭代器_无限编号(t *testing.T) {
 }
 
 func TestLab1_3_迭代器_逐行编号(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	type line struct {
 		N    int
 		Text string
@@ -185,7 +172,7 @@ func TestLab1_3_迭代器_逐行编号(t *testing.T) {
 }
 
 func TestLab1_3_迭代器_提前停止(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	// Call the sequence by hand: a yield that says "stop" must not be called again.
 	calls := 0
 	NumberedLines("a\nb\nc")(func(int, string) bool {
@@ -206,7 +193,7 @@ func TestLab1_3_迭代器_提前停止(t *testing.T) {
 }
 
 func TestLab1_4_错误包装_Is与As(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	err := fmt.Errorf("run: %w", &ItemError{Index: 2, Err: ch01ErrBoom})
 	if got, want := err.Error(), "run: item 2: boom"; got != want {
 		t.Errorf("message = %q, want %q", got, want)
@@ -224,7 +211,7 @@ func TestLab1_4_错误包装_Is与As(t *testing.T) {
 }
 
 func TestLab1_4_错误包装_合并(t *testing.T) {
-	defer ch01Guard(t)
+	defer guardLab(t)
 	if err := JoinItemErrors([]error{nil, nil}); err != nil {
 		t.Errorf("JoinItemErrors(no failures) = %v, want nil", err)
 	}
@@ -248,7 +235,7 @@ func TestLab1_4_错误包装_合并(t *testing.T) {
 func TestLab1_5_按位写回_完成顺序颠倒(t *testing.T) {
 	ch01NoLeak(t)
 	ch01Bubble(t, func(t *testing.T) {
-		defer ch01Guard(t)
+		defer guardLab(t)
 		const n = 4
 		items := []int{0, 1, 2, 3}
 		gates := make([]chan struct{}, n) // item i may finish once gates[i] is closed
@@ -311,7 +298,7 @@ func TestLab1_5_按位写回_完成顺序颠倒(t *testing.T) {
 
 func TestLab1_5_按位写回_单项失败(t *testing.T) {
 	ch01NoLeak(t)
-	defer ch01Guard(t)
+	defer guardLab(t)
 	results, err := MapConcurrent(t.Context(), []string{"a", "bad", "c"}, func(_ context.Context, s string) (string, error) {
 		if s == "bad" {
 			return "partial", ch01ErrBoom

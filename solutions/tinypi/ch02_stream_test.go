@@ -12,14 +12,6 @@ import (
 	"go.uber.org/goleak"
 )
 
-// ch02Guard turns a panic of the code under test (a lab stub's "Lab N.M ... 尚未实现") into a
-// test failure with the panic's message. Use it as `defer ch02Guard(t)`.
-func ch02Guard(t *testing.T) {
-	if p := recover(); p != nil {
-		t.Fatalf("%v", p)
-	}
-}
-
 // ch02Bubble runs f in a synctest bubble, where synctest.Wait returns once every other
 // goroutine is blocked (a reader in sync.Cond.Wait counts). A deadlock, such as a reader that
 // is never woken, becomes a test failure instead of a crash.
@@ -28,7 +20,7 @@ func ch02Bubble(t *testing.T, f func(t *testing.T)) {
 	ignore := goleak.IgnoreCurrent()
 	defer func() {
 		if p := recover(); p != nil {
-			t.Fatalf("%v", p)
+			failOnPanic(t, p)
 		}
 		goleak.VerifyNone(t, ignore)
 	}()
@@ -105,7 +97,7 @@ func (r *ch02Reader) finished(t *testing.T) bool {
 
 func TestLab2_1_事件先到(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		for _, e := range []string{"start", "delta 1", "delta 2"} {
 			s.Push(e)
@@ -120,7 +112,7 @@ func TestLab2_1_事件先到(t *testing.T) {
 
 func TestLab2_1_事件先到_多个读者(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		s.Push("a")
 		s.Push("b")
@@ -137,7 +129,7 @@ func TestLab2_1_事件先到_多个读者(t *testing.T) {
 
 func TestLab2_1_事件先到_提前跳出(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		for i := range 5 {
 			s.Push(fmt.Sprint(i))
@@ -162,7 +154,7 @@ func TestLab2_1_事件先到_提前跳出(t *testing.T) {
 
 func TestLab2_2_读者先等(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		r := ch02StartReader(s, 0)
 		synctest.Wait() // the reader has started and waits for the first event
@@ -189,7 +181,7 @@ func TestLab2_2_读者先等(t *testing.T) {
 
 func TestLab2_2_读者先等_多个读者(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		readers := []*ch02Reader{ch02StartReader(s, 0), ch02StartReader(s, 0), ch02StartReader(s, 1)}
 		synctest.Wait() // all three wait
@@ -226,7 +218,7 @@ func TestLab2_2_读者先等_多个读者(t *testing.T) {
 
 func TestLab2_3_终止事件_迭代与结果(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		s.Push("start")
 		s.Push("delta")
@@ -244,7 +236,7 @@ func TestLab2_3_终止事件_迭代与结果(t *testing.T) {
 
 func TestLab2_3_终止事件_关闭不挂起(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		type outcome struct {
 			result string
@@ -285,7 +277,7 @@ func TestLab2_3_终止事件_关闭不挂起(t *testing.T) {
 
 func TestLab2_3_终止事件_之后丢弃(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
-		defer ch02Guard(t)
+		defer guardLab(t)
 		s := ch02Stream()
 		s.Push("a")
 		s.Push("done:first")

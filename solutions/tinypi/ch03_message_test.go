@@ -9,14 +9,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// ch03Guard turns a panic of the code under test (a lab stub's "Lab N.M ... 尚未实现") into a
-// test failure with the panic's message. Use it as `defer ch03Guard(t)`.
-func ch03Guard(t *testing.T) {
-	if p := recover(); p != nil {
-		t.Fatalf("%v", p)
-	}
-}
-
 // ch03Transcript returns a fresh transcript with one message of every kind: the README round
 // trip of the course, with every field set.
 func ch03Transcript() []Message {
@@ -62,7 +54,7 @@ func ch03Transcript() []Message {
 }
 
 func TestLab3_1_文本投影(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	tests := []struct {
 		name    string
 		content []ContentBlock
@@ -89,7 +81,7 @@ func TestLab3_1_文本投影(t *testing.T) {
 }
 
 func TestLab3_1_文本投影_工具调用(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	read := ToolCall{ID: "call-1", Name: "read", Arguments: `{"path":"README.md"}`}
 	list := ToolCall{ID: "call-2", Name: "ls", Arguments: `{}`}
 	m := AssistantMessage{
@@ -105,7 +97,7 @@ func TestLab3_1_文本投影_工具调用(t *testing.T) {
 }
 
 func TestLab3_2_深拷贝_内容(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	original := ch03Transcript()
 	clone := CloneMessages(original)
 	if diff := cmp.Diff(ch03Transcript(), clone); diff != "" {
@@ -132,7 +124,7 @@ func TestLab3_2_深拷贝_内容(t *testing.T) {
 }
 
 func TestLab3_2_深拷贝_细节(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	original := ch03Transcript()[2]
 	clone := CloneMessage(original).(ToolResultMessage)
 
@@ -150,7 +142,7 @@ func TestLab3_2_深拷贝_细节(t *testing.T) {
 }
 
 func TestLab3_3_JSON往返(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	for i, m := range ch03Transcript() {
 		data, err := MarshalMessage(m)
 		if err != nil {
@@ -202,7 +194,7 @@ func TestLab3_3_JSON往返(t *testing.T) {
 }
 
 func TestLab3_3_JSON往返_拒绝未知类型(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	tests := []struct {
 		name string
 		data string
@@ -235,7 +227,7 @@ func TestLab3_3_JSON往返_拒绝未知类型(t *testing.T) {
 }
 
 func TestLab3_4_错误终止(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	failed := AssistantMessage{
 		Content:      []ContentBlock{Text("我先")},
 		StopReason:   StopReasonError,
@@ -266,7 +258,7 @@ func TestLab3_4_错误终止(t *testing.T) {
 }
 
 func TestLab3_4_错误终止_正常完成(t *testing.T) {
-	defer ch03Guard(t)
+	defer guardLab(t)
 	call := ToolCall{ID: "call-1", Name: "read", Arguments: `{"path":"README.md"}`}
 	answer := AssistantMessage{Content: []ContentBlock{Text("我先读取项目说明。"), call}, StopReason: StopReasonToolUse}
 	stream := NewAssistantStream()

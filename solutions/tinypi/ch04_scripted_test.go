@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -15,30 +14,12 @@ import (
 )
 
 // Focused tests of chapter 04 (scripted model). Every call into lab code goes through
-// ch04Call, so a lab that is still a stub fails its own tests with its pending message.
-
-// ch04Call runs f and turns a panic (a stub's "Lab N.M … 尚未实现") into t.Fatal.
-func ch04Call[T any](t *testing.T, f func() T) T {
-	t.Helper()
-	var v T
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				if s, ok := p.(string); ok && strings.Contains(s, "尚未实现") {
-					t.Fatal(s)
-				}
-				t.Fatalf("panic: %v\n%s", p, debug.Stack())
-			}
-		}()
-		v = f()
-	}()
-	return v
-}
+// callLab, so a lab that is still a stub fails its own tests with its pending message.
 
 // ch04Run sends one request and reads the whole response: its events in order and its result.
 func ch04Run(t *testing.T, ctx context.Context, m *ScriptedModel, req Request) ([]AssistantEvent, AssistantMessage) {
 	t.Helper()
-	stream := ch04Call(t, func() *AssistantStream { return m.Stream(ctx, req) })
+	stream := callLab(t, func() *AssistantStream { return m.Stream(ctx, req) })
 	var events []AssistantEvent
 	for e := range stream.All() {
 		events = append(events, e)
@@ -53,7 +34,7 @@ func ch04Run(t *testing.T, ctx context.Context, m *ScriptedModel, req Request) (
 // ch04Requests reads the recorded requests through the lab code.
 func ch04Requests(t *testing.T, m *ScriptedModel) []Request {
 	t.Helper()
-	return ch04Call(t, m.Requests)
+	return callLab(t, m.Requests)
 }
 
 func ch04Ask(text string) Request {
@@ -245,7 +226,7 @@ func TestLab4_2_记录请求_并发(t *testing.T) {
 	}
 	wg.Wait()
 	if panicky != nil {
-		ch04Call(t, func() any { panic(panicky) })
+		callLab(t, func() any { panic(panicky) })
 	}
 
 	recorded := ch04Requests(t, m)

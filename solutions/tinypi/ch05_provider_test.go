@@ -12,8 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -28,24 +26,6 @@ import (
 // Chapter 05 focused tests: provider adapters. Helpers of this file start with ch05 so that they
 // never collide with other chapters' test helpers in the same package.
 
-// ch05PendingRE finds a lab stub's pending message ("Lab 5.3 ... 尚未实现").
-var ch05PendingRE = regexp.MustCompile(`Lab \d+\.\d+ .*?尚未实现`)
-
-// ch05Lab runs f, turning a panic into t.Fatal: a lab stub's panic fails the test with the
-// lab's pending message, any other panic with its stack.
-func ch05Lab(t *testing.T, f func()) {
-	t.Helper()
-	defer func() {
-		if p := recover(); p != nil {
-			if msg := ch05PendingRE.FindString(fmt.Sprint(p)); msg != "" {
-				t.Fatal(msg)
-			}
-			t.Fatalf("panic: %v\n%s", p, debug.Stack())
-		}
-	}()
-	f()
-}
-
 // ch05Collect reads a stream to its end. An adapter runs on its own goroutine, where a panic
 // cannot reach the test; the adapter turns it into an error event, and ch05Collect turns that
 // back into t.Fatal with the lab's pending message.
@@ -59,7 +39,7 @@ func ch05Collect(t *testing.T, s *AssistantStream) ([]AssistantEvent, AssistantM
 	if err != nil {
 		t.Fatalf("the stream ended without a terminal event: %v (events: %v)", err, ch05Types(events))
 	}
-	if pending := ch05PendingRE.FindString(msg.ErrorMessage); pending != "" {
+	if pending := labPendingRE.FindString(msg.ErrorMessage); pending != "" {
 		t.Fatal(pending)
 	}
 	if strings.Contains(msg.ErrorMessage, "provider adapter panicked") {
@@ -82,7 +62,7 @@ func ch05ReadAll(t *testing.T, r io.Reader) ([]SSEEvent, error) {
 	t.Helper()
 	var events []SSEEvent
 	var err error
-	ch05Lab(t, func() {
+	runLab(t, func() {
 		for e, readErr := range ReadSSE(r) {
 			if readErr != nil {
 				err = readErr
@@ -651,7 +631,7 @@ func TestLab5_1_SSE分帧_ChunkBoundaries(t *testing.T) {
 		pw.CloseWithError(errors.New("the event was not dispatched when its blank line arrived"))
 	})
 	defer timer.Stop()
-	ch05Lab(t, func() {
+	runLab(t, func() {
 		for e, err := range ReadSSE(pr) {
 			if err != nil {
 				t.Fatal(err)
@@ -692,7 +672,7 @@ func TestLab5_1_SSE分帧_ReadErrors(t *testing.T) {
 
 	// Breaking out of the loop stops the iterator (a range-over-func iterator that calls yield
 	// again after false panics).
-	ch05Lab(t, func() {
+	runLab(t, func() {
 		n := 0
 		for range ReadSSE(strings.NewReader("data: 1\n\ndata: 2\n\ndata: 3\n\n")) {
 			n++
@@ -952,7 +932,7 @@ func TestLab5_2_出站转换_OpenAIGolden(t *testing.T) {
 	before := cloneProviderRequest(req)
 	var body openAIChatRequest
 	var err error
-	ch05Lab(t, func() { body, err = openAIRequestBody(ProviderConfig{Model: "gpt-test", MaxTokens: 1000}, req) })
+	runLab(t, func() { body, err = openAIRequestBody(ProviderConfig{Model: "gpt-test", MaxTokens: 1000}, req) })
 	if err != nil {
 		t.Fatalf("openAIRequestBody: %v", err)
 	}
@@ -963,7 +943,7 @@ func TestLab5_2_出站转换_OpenAIGolden(t *testing.T) {
 		t.Errorf("conversion changed the request (-before +after):\n%s", diff)
 	}
 
-	ch05Lab(t, func() {
+	runLab(t, func() {
 		_, err = openAIRequestBody(ProviderConfig{Model: "m"}, Request{Tools: []ToolDefinition{{Name: "bad", Parameters: "{not json"}}})
 	})
 	if err == nil || !strings.Contains(err.Error(), "bad") {
@@ -976,7 +956,7 @@ func TestLab5_2_出站转换_AnthropicGolden(t *testing.T) {
 	before := cloneProviderRequest(req)
 	var body anthropicRequest
 	var err error
-	ch05Lab(t, func() { body, err = anthropicRequestBody(ProviderConfig{Model: "claude-test", MaxTokens: 1000}, req) })
+	runLab(t, func() { body, err = anthropicRequestBody(ProviderConfig{Model: "claude-test", MaxTokens: 1000}, req) })
 	if err != nil {
 		t.Fatalf("anthropicRequestBody: %v", err)
 	}
@@ -988,13 +968,13 @@ func TestLab5_2_出站转换_AnthropicGolden(t *testing.T) {
 	}
 
 	// Anthropic requires max_tokens: without one in the config, the default is sent.
-	ch05Lab(t, func() {
+	runLab(t, func() {
 		body, err = anthropicRequestBody(ProviderConfig{Model: "m"}, Request{Messages: []Message{UserText("hi")}})
 	})
 	if err != nil || body.MaxTokens != DefaultAnthropicMaxTokens {
 		t.Errorf("max_tokens without a config value: %d (error %v), want %d", body.MaxTokens, err, DefaultAnthropicMaxTokens)
 	}
-	ch05Lab(t, func() {
+	runLab(t, func() {
 		_, err = anthropicRequestBody(ProviderConfig{Model: "m"}, Request{Tools: []ToolDefinition{{Name: "bad", Parameters: "[1,"}}})
 	})
 	if err == nil || !strings.Contains(err.Error(), "bad") {
@@ -1057,12 +1037,12 @@ func TestLab5_2_出站转换_EnvConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	var body anthropicRequest
-	ch05Lab(t, func() { body, err = anthropicRequestBody(cfg, Request{Messages: []Message{UserText("hi")}}) })
+	runLab(t, func() { body, err = anthropicRequestBody(cfg, Request{Messages: []Message{UserText("hi")}}) })
 	if err != nil || body.Model != "claude-x" || body.MaxTokens != 2048 || !body.Stream {
 		t.Errorf("body from env config: model %q max_tokens %d stream %v (error %v)", body.Model, body.MaxTokens, body.Stream, err)
 	}
 	var oaBody openAIChatRequest
-	ch05Lab(t, func() { oaBody, err = openAIRequestBody(cfg, Request{Messages: []Message{UserText("hi")}}) })
+	runLab(t, func() { oaBody, err = openAIRequestBody(cfg, Request{Messages: []Message{UserText("hi")}}) })
 	if err != nil || oaBody.Model != "claude-x" || oaBody.MaxTokens != 2048 || !oaBody.Stream {
 		t.Errorf("OpenAI body from env config: model %q max_tokens %d stream %v (error %v)", oaBody.Model, oaBody.MaxTokens, oaBody.Stream, err)
 	}

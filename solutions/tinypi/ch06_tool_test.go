@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -14,26 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
-// Focused tests of chapter 06 (tool contract). Every call into lab code goes through ch06Call,
+// Focused tests of chapter 06 (tool contract). Every call into lab code goes through callLab,
 // so a lab that is still a stub fails its own tests with its pending message.
-
-// ch06Call runs f and turns a panic (a stub's "Lab N.M … 尚未实现") into t.Fatal.
-func ch06Call[T any](t *testing.T, f func() T) T {
-	t.Helper()
-	var v T
-	func() {
-		defer func() {
-			if p := recover(); p != nil {
-				if s, ok := p.(string); ok && strings.Contains(s, "尚未实现") {
-					t.Fatal(s)
-				}
-				t.Fatalf("panic: %v\n%s", p, debug.Stack())
-			}
-		}()
-		v = f()
-	}()
-	return v
-}
 
 // ch06Registry builds a registry that must be valid.
 func ch06Registry(t *testing.T, tools ...Tool) *Registry {
@@ -42,7 +23,7 @@ func ch06Registry(t *testing.T, tools ...Tool) *Registry {
 		r   *Registry
 		err error
 	}
-	b := ch06Call(t, func() built {
+	b := callLab(t, func() built {
 		r, err := NewRegistry(tools...)
 		return built{r, err}
 	})
@@ -56,7 +37,7 @@ func ch06Registry(t *testing.T, tools ...Tool) *Registry {
 // by the executor itself, so that case is reported with the stub's message as well.
 func ch06Execute(t *testing.T, ctx context.Context, call ToolCall, r *Registry, exec ToolExecContext) ToolResultMessage {
 	t.Helper()
-	result := ch06Call(t, func() ToolResultMessage { return ExecuteToolCall(ctx, call, r, exec) })
+	result := callLab(t, func() ToolResultMessage { return ExecuteToolCall(ctx, call, r, exec) })
 	if text := TextOf(result.Content); result.IsError && strings.Contains(text, "尚未实现") {
 		t.Fatal(text)
 	}
@@ -118,12 +99,12 @@ func TestLab6_1_注册表_定义按注册顺序(t *testing.T) {
 	}
 	r := ch06Registry(t, tools...)
 
-	defs := ch06Call(t, r.Definitions)
+	defs := callLab(t, r.Definitions)
 	if diff := cmp.Diff(want, defs); diff != "" {
 		t.Errorf("Definitions() in registration order (-want +got):\n%s", diff)
 	}
 	defs[0].Name = "changed"
-	if got := ch06Call(t, r.Definitions)[0].Name; got != "write" {
+	if got := callLab(t, r.Definitions)[0].Name; got != "write" {
 		t.Errorf("changing the result of Definitions() renamed a tool to %q", got)
 	}
 
@@ -138,7 +119,7 @@ func TestLab6_1_注册表_定义按注册顺序(t *testing.T) {
 	}
 
 	empty := ch06Registry(t)
-	if defs := ch06Call(t, empty.Definitions); len(defs) != 0 {
+	if defs := callLab(t, empty.Definitions); len(defs) != 0 {
 		t.Errorf("an empty registry has definitions %v", defs)
 	}
 	var none *Registry
@@ -169,7 +150,7 @@ func TestLab6_1_注册表_拒绝坏定义(t *testing.T) {
 				r   *Registry
 				err error
 			}
-			b := ch06Call(t, func() built {
+			b := callLab(t, func() built {
 				r, err := NewRegistry(tc.tools...)
 				return built{r, err}
 			})
@@ -272,7 +253,7 @@ func TestLab6_2_参数校验_合法参数通过(t *testing.T) {
 		{"ls", `[]`, false}, // a tool without a schema still takes an object
 		{"ls", `null`, false},
 	} {
-		err := ch06Call(t, func() error { return r.ValidateArguments(tc.tool, tc.args) })
+		err := callLab(t, func() error { return r.ValidateArguments(tc.tool, tc.args) })
 		if (err == nil) != tc.ok {
 			t.Errorf("ValidateArguments(%q, %q) = %v, want ok=%v", tc.tool, tc.args, err, tc.ok)
 		}

@@ -195,7 +195,7 @@ func ch07Run(t *testing.T, ctx context.Context, opts AgentLoopOptions) AgentRunR
 	defer func() {
 		if p := recover(); p != nil {
 			end(AgentRunResult{}, fmt.Sprint(p))
-			t.Fatalf("%v", p)
+			failOnPanic(t, p)
 		}
 	}()
 	res, err := RunAgentLoop(ctx, opts)
