@@ -121,6 +121,7 @@ var catalog = map[string]message{
 	"practice.created": {"已创建第 %s 章的练习目录：%s", "created the practice directory for chapter %s: %s"},
 	"practice.read":    {"先读：", "read first:"},
 	"practice.red":     {"第一次红灯（应当失败，并显示 %q）：", "first red light (it should fail with %q):"},
+	"practice.observe": {"这一章是观察模式，不写代码：运行本章的程序，再运行测试（应当全部通过）：", "this chapter is for observing, with no code to write: run its program, then its tests (they pass from the start):"},
 	"practice.then":    {"之后，查看所有 Lab 的进度和下一步：\n  %s", "then, to see every lab's progress and what to do next:\n  %s"},
 
 	// course test

@@ -3,10 +3,12 @@ package cli
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/history"
+	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 )
 
@@ -44,12 +46,34 @@ func (a *app) practiceCommand() *cobra.Command {
 				first := ch.Labs[0]
 				fmt.Fprintln(a.stdout, "  "+filepath.Join(dir, filepath.FromSlash(a.cardPath(first))))
 				fmt.Fprintln(a.stdout)
-				fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage()))
-				fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
+				if ch.Observe() {
+					// Nothing is stubbed: the learner runs the chapter's programs and its
+					// tests, which pass from the start.
+					fmt.Fprintln(a.stdout, p.text("practice.observe"))
+					for _, program := range chapterPrograms(ch) {
+						fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && go run ./"+program)
+					}
+					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
+				} else {
+					fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage()))
+					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
+				}
 			}
 			fmt.Fprintln(a.stdout)
 			fmt.Fprintln(a.stdout, p.text("practice.then", "cd "+shellQuote(dir)+" && course status"))
 			return nil
 		},
 	}
+}
+
+// chapterPrograms returns the directories of the chapter's own main programs (files
+// cmd/NAME/main.go), e.g. "cmd/readme-trace".
+func chapterPrograms(ch *manifest.Chapter) []string {
+	var programs []string
+	for _, f := range ch.Files {
+		if dir, ok := strings.CutSuffix(f, "/main.go"); ok && strings.HasPrefix(dir, "cmd/") {
+			programs = append(programs, dir)
+		}
+	}
+	return programs
 }

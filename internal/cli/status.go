@@ -201,7 +201,7 @@ func (a *app) printStatus(c *manifest.Course, ch *manifest.Chapter, root string,
 	}
 	st := style{a.color}
 	fmt.Fprintln(a.stdout, st.ok(a.p.text("status.alldone", ch.Number, len(ch.Labs))))
-	if len(ch.Labs) > 0 {
+	if len(ch.Labs) > 0 && ch.Rebuild() {
 		fmt.Fprintln(a.stdout, a.p.text("status.solution", ch.Labs[0].ID))
 	}
 	if following := nextChapter(c, ch); following != nil {
