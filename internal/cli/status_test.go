@@ -17,7 +17,7 @@ import (
 )
 
 func statusChapter() (*manifest.Course, *manifest.Chapter) {
-	ch := &manifest.Chapter{Number: "07", Title: "循环", TitleEN: "Loop", Labs: []*manifest.Lab{
+	ch := &manifest.Chapter{Number: "07", Title: "循环", TitleEN: "Loop", Mode: manifest.ModeRebuild, Labs: []*manifest.Lab{
 		{ID: "7.1", Title: "完成纯文本 stop", TitleEN: "Stop", StubTitle: "收集", Pattern: "^TestLab7_1_", Tests: 1},
 		{ID: "7.2", Title: "闭合单工具往返", TitleEN: "Round trip", StubTitle: "往返", Pattern: "^TestLab7_2_", Tests: 2},
 	}}
