@@ -132,6 +132,17 @@ func (rec *ch07Recorder) kinds() []string {
 	return out
 }
 
+// kindsWithPrefix is kinds() restricted to the kinds that start with prefix, e.g. "tool_".
+func (rec *ch07Recorder) kindsWithPrefix(prefix string) []string {
+	var out []string
+	for _, k := range rec.kinds() {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 func ch07Kind(e LoopEvent) string {
 	switch e := e.(type) {
 	case ModelEvent:
@@ -406,6 +417,23 @@ func TestLab7_2_单工具往返(t *testing.T) {
 
 // --- Lab 7.3 -----------------------------------------------------------------------------------
 
+// ch07RunTerminal runs one scripted assistant message (followed by a final answer the loop must
+// never ask for) with a counting executor, and returns what the tests of lab 7.3 observe.
+func ch07RunTerminal(t *testing.T, assistant AssistantMessage) (AgentRunResult, *ScriptedModel, *ch07CountingExecutor, *ch07Recorder) {
+	t.Helper()
+	model := NewScriptedModel(assistant, ch07FinalAnswer())
+	exec := &ch07CountingExecutor{}
+	rec := &ch07Recorder{}
+	res := ch07Run(t, context.Background(), AgentLoopOptions{
+		Context:         AgentContext{Messages: ch07Input()},
+		Model:           model,
+		Tools:           MustRegistry((&ch07ReadTool{}).tool()),
+		ExecuteToolCall: exec.execute,
+		OnEvent:         rec.onEvent,
+	})
+	return res, model, exec, rec
+}
+
 func TestLab7_3_非执行终态_Length(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	truncated := AssistantMessage{
@@ -417,17 +445,7 @@ func TestLab7_3_非执行终态_Length(t *testing.T) {
 		StopReason: StopReasonLength,
 		Timestamp:  2,
 	}
-	model := NewScriptedModel(truncated, ch07FinalAnswer())
-	exec := &ch07CountingExecutor{}
-	rec := &ch07Recorder{}
-
-	res := ch07Run(t, context.Background(), AgentLoopOptions{
-		Context:         AgentContext{Messages: ch07Input()},
-		Model:           model,
-		Tools:           MustRegistry((&ch07ReadTool{}).tool()),
-		ExecuteToolCall: exec.execute,
-		OnEvent:         rec.onEvent,
-	})
+	res, model, exec, rec := ch07RunTerminal(t, truncated)
 
 	if got := exec.count(); got != 0 {
 		t.Errorf("executor calls = %d, want 0: a truncated call must never run", got)
@@ -481,16 +499,7 @@ func TestLab7_3_非执行终态_其余分支(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
-			model := NewScriptedModel(tt.assistant, ch07FinalAnswer())
-			exec := &ch07CountingExecutor{}
-			rec := &ch07Recorder{}
-			res := ch07Run(t, context.Background(), AgentLoopOptions{
-				Context:         AgentContext{Messages: ch07Input()},
-				Model:           model,
-				Tools:           MustRegistry((&ch07ReadTool{}).tool()),
-				ExecuteToolCall: exec.execute,
-				OnEvent:         rec.onEvent,
-			})
+			res, model, exec, rec := ch07RunTerminal(t, tt.assistant)
 			if got := exec.count(); got != 0 {
 				t.Errorf("executor calls = %d, want 0", got)
 			}
@@ -516,13 +525,7 @@ func TestLab7_3_非执行终态_其余分支(t *testing.T) {
 				t.Errorf("transcript (-want +got):\n%s", diff)
 			}
 			ch07CheckPaired(t, res.Messages)
-			var gotKinds []string
-			for _, k := range rec.kinds() {
-				if strings.HasPrefix(k, "tool_") {
-					gotKinds = append(gotKinds, k)
-				}
-			}
-			if diff := cmp.Diff(wantKinds, gotKinds, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(wantKinds, rec.kindsWithPrefix("tool_"), cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("tool events (-want +got): only tool_skipped, one per call:\n%s", diff)
 			}
 			rec.checkOneTurnEnd(t, res)
@@ -552,12 +555,7 @@ func TestLab7_4_并发工具_完成顺序(t *testing.T) {
 	var mu sync.Mutex
 	startsSeen := map[string]int{}
 	executor := func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
-		n := 0
-		for _, k := range rec.kinds() {
-			if strings.HasPrefix(k, "tool_start:") {
-				n++
-			}
-		}
+		n := len(rec.kindsWithPrefix("tool_start:"))
 		mu.Lock()
 		startsSeen[call.ID] = n
 		mu.Unlock()
@@ -588,14 +586,8 @@ func TestLab7_4_并发工具_完成顺序(t *testing.T) {
 		t.Errorf("tool_start events seen when each call began = %v, want 2 for both: announce the whole batch first", startsSeen)
 	}
 	mu.Unlock()
-	var toolKinds []string
-	for _, k := range rec.kinds() {
-		if strings.HasPrefix(k, "tool_") {
-			toolKinds = append(toolKinds, k)
-		}
-	}
 	wantToolKinds := []string{"tool_start:slow-call", "tool_start:fast-call", "tool_end:fast-call", "tool_end:slow-call"}
-	if diff := cmp.Diff(wantToolKinds, toolKinds); diff != "" {
+	if diff := cmp.Diff(wantToolKinds, rec.kindsWithPrefix("tool_")); diff != "" {
 		t.Errorf("tool events (-want +got): starts in call order, ends in completion order:\n%s", diff)
 	}
 	result := func(id, name string) ToolResultMessage {
