@@ -25,7 +25,7 @@ func (a *app) devCommand() *cobra.Command {
 
 // devCheckCommand is `course dev check [NN...]`.
 func (a *app) devCheckCommand() *cobra.Command {
-	var parallel int
+	var parallel, flakeRuns int
 	c := &cobra.Command{
 		Use:     "check [NN...]",
 		Short:   a.p.text("devcheck.short"),
@@ -44,10 +44,11 @@ func (a *app) devCheckCommand() *cobra.Command {
 				return err
 			}
 			result, err := devcheck.Run(c.Context(), b, devcheck.Options{
-				Chapters: numbers,
-				Parallel: parallel,
-				Out:      a.stdout,
-				ASCII:    !a.color,
+				Chapters:  numbers,
+				Parallel:  parallel,
+				Out:       a.stdout,
+				ASCII:     !a.color,
+				FlakeRuns: flakeRuns,
 			})
 			if err != nil {
 				return err
@@ -73,6 +74,7 @@ func (a *app) devCheckCommand() *cobra.Command {
 		},
 	}
 	c.Flags().IntVar(&parallel, "parallel", 0, a.p.text("devcheck.flag.parallel"))
+	c.Flags().IntVar(&flakeRuns, "flake-runs", 0, a.p.text("devcheck.flag.flakeruns"))
 	return c
 }
 

@@ -156,17 +156,21 @@ var catalog = map[string]message{
 		"对每一章（或指定的章节）证明：target 通过 vet 和 -race 聚焦测试；每个测试恰好匹配一个 Lab 模式；\n" +
 			"starter 能构建且 Lab 1 先以自己的消息失败；渐进顺序成立；每个 mutant 被它的 Lab 抓住；\n" +
 			"卡片与章节正文齐全；已知错误的失败签名（checkpoints/signatures/NN.json）没有过期，且每个 mutant\n" +
-			"自己的失败会指出它自己的说明。所有 go 命令离线运行。任一检查失败时退出码为 1。",
+			"自己的失败恰好指出它自己的说明；每个聚焦测试在 target 上用 -race 连续运行多次（--flake-runs）从不失败；\n" +
+			"每个渐进阶段的 go test ./... 只出现 Lab 的未实现消息。所有 go 命令离线运行。任一检查失败时退出码为 1。",
 		"Prove for every chapter (or the ones named): the target passes vet and the focused tests with -race; every test matches\n" +
 			"exactly one lab pattern; the starter builds and lab 1 fails first with its own message; progressive order holds; every\n" +
 			"mutant is caught by its lab; cards and chapter texts exist; the known mistakes' failure signatures\n" +
-			"(checkpoints/signatures/NN.json) are up to date and each mutant's own failures point to its own explanation.\n" +
-			"Every go command runs offline. Exit code 1 when a check fails.",
+			"(checkpoints/signatures/NN.json) are up to date and each mutant's own failures point to exactly its own explanation;\n" +
+			"every focused test passes many -race runs in a row on the target (--flake-runs); at every progressive stage\n" +
+			"`go test ./...` shows only the labs' pending messages. Every go command runs offline. Exit code 1 when a check fails.",
 	},
 	"devcheck.example":       {"  course dev check\n  course dev check 07", "  course dev check\n  course dev check 07"},
 	"devcheck.flag.parallel": {"同时运行的 go 命令数（0 表示默认）", "go commands run at once (0 means the default)"},
-	"devcheck.ok":            {"dev check：全部检查通过。", "dev check: every check passed."},
-	"devcheck.failed":        {"dev check：%d 项检查失败。", "dev check: %d checks failed."},
+	"devcheck.flag.flakeruns": {"每章聚焦测试在 target 上用 -race 重复运行的次数（0 表示默认 50）",
+		"how many -race runs of each chapter's focused tests on its target prove there is no flaky test (0 means the default, 50)"},
+	"devcheck.ok":     {"dev check：全部检查通过。", "dev check: every check passed."},
+	"devcheck.failed": {"dev check：%d 项检查失败。", "dev check: %d checks failed."},
 }
 
 // printer renders catalog messages in one language.

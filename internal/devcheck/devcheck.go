@@ -1,8 +1,10 @@
 // Package devcheck proves, for course authors, every rule of docs/authoring.md ("What `course dev
 // check` proves, per chapter"): the target passes vet and its tests with -race, offline; every
 // focused test belongs to exactly one lab; the starter builds and lab 1 fails first with its own
-// message; labs fail and pass in progressive order; every mutant is caught; every lab has its
-// cards and the chapter its text; every mutant's failure signature is committed and names it.
+// message; labs fail and pass in progressive order, and a plain `go test ./...` at every stage
+// shows only labs' pending messages; every mutant is caught; every lab has its cards and the
+// chapter its text; every mutant's failure signature is committed and names exactly it; no
+// focused test is flaky under repeated -race runs.
 // Observe-mode chapters have no stubs and skip the starter, progressive and signature checks;
 // their mutants are checked like any other.
 package devcheck
@@ -19,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -44,6 +47,9 @@ type Options struct {
 	Out      io.Writer // one line per check as it finishes, then a summary; nil discards
 	// ASCII marks checks "ok" and "FAIL" instead of ✓ and ✗, for output that is not a terminal.
 	ASCII bool
+	// FlakeRuns is how many times rule 8 runs each chapter's focused tests; 0 means
+	// DefaultFlakeRuns.
+	FlakeRuns int
 }
 
 // marks returns the marks of a passing and a failing check.
@@ -117,7 +123,7 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 	var jobs []job
 	for i, ch := range chapters {
 		result.Chapters = append(result.Chapters, ChapterResult{Number: ch.Number})
-		for _, t := range plan(b, ch) {
+		for _, t := range plan(b, ch, opts) {
 			slot := len(result.Chapters[i].Checks)
 			result.Chapters[i].Checks = append(result.Chapters[i].Checks, Check{Name: t.name})
 			jobs = append(jobs, job{
@@ -176,7 +182,7 @@ func printCheck(w io.Writer, opts Options, chapter string, c Check) {
 }
 
 // plan lists ch's checks in the order docs/authoring.md numbers them.
-func plan(b *tree.Builder, ch *manifest.Chapter) []task {
+func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 	tasks := []task{{
 		name:   "target: go vet and go test -race ./... pass offline",
 		usesGo: true,
@@ -224,7 +230,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter) []task {
 		run: func(context.Context, string) (Check, error) {
 			return checkContent(b.FS(), ch), nil
 		},
-	}, languageTask(b, ch))
+	}, languageTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
 	return tasks
 }
 
@@ -285,7 +291,11 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 }
 
 // checkProgressive proves rule 4 for lab k (0-based): with labs before k from the reference and
-// labs from k on stubbed, lab k's tests fail with its message and earlier labs' tests pass.
+// labs from k on stubbed, lab k's tests fail with its message and earlier labs' tests pass. It
+// runs every test of every package, as a learner's plain `go test ./...` does: every other test
+// that fails (a later lab's, or an earlier chapter's test that reaches a stub) must fail with the
+// pending message of a stubbed lab, through the lab guard, never with a raw panic that ends the
+// test binary and hides the tests after it.
 func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, k int, dir string) (Check, error) {
 	t, err := b.Progressive(ch, k)
 	if err != nil {
@@ -294,11 +304,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	if err := t.Write(dir); err != nil {
 		return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
 	}
-	var patterns []string
-	for _, lab := range ch.Labs[:k+1] {
-		patterns = append(patterns, "(?:"+lab.Pattern+")")
-	}
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: strings.Join(patterns, "|"), Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Env: gotest.OfflineEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
 	if err != nil {
 		return Check{}, err
 	}
@@ -315,12 +321,42 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 				}
 			}
 		}
+		problems = append(problems, onlyLabMessages(report, ch, k)...)
 	}
 	problems = append(problems, hintProblems(b.FS(), ch, k, report)...) // devcheck_hints.go
 	if len(problems) > 0 {
 		return Check{Detail: strings.Join(problems, "\n")}, nil
 	}
 	return pass(), nil
+}
+
+// onlyLabMessages says what is wrong with a plain `go test ./...` of the progressive tree whose
+// labs from k on are stubbed, beyond lab k itself: every test of a later lab must have run, and
+// every failing test must fail first with the pending message of a stubbed lab, not with a raw
+// panic (which ends the test binary: the tests after it never report).
+func onlyLabMessages(report *gotest.Report, ch *manifest.Chapter, k int) []string {
+	var pending []string
+	for _, lab := range ch.Labs[k:] {
+		pending = append(pending, lab.PendingMessage())
+	}
+	var problems []string
+	for _, lab := range ch.Labs[k+1:] {
+		if n := len(labTests(report, lab)); n < lab.Tests { // more is rule 2's to report
+			problems = append(problems, fmt.Sprintf("lab %s (stubbed): %d of its %d tests ran in go test ./...; did a test end the test binary?", lab.ID, n, lab.Tests))
+		}
+	}
+	for _, r := range report.Failed() {
+		raw := strings.HasPrefix(r.FirstFailure, "panic: ")
+		lab := slices.ContainsFunc(pending, func(msg string) bool { return strings.Contains(r.FirstFailure, msg) })
+		switch {
+		case raw:
+			problems = append(problems, fmt.Sprintf("go test ./...: %s (%s) dies with a raw panic instead of a lab's message; call the lab code through the lab guard: %s",
+				r.Name, r.Package, r.FirstFailure))
+		case !lab:
+			problems = append(problems, fmt.Sprintf("go test ./...: %s (%s) fails with %q, which is no stubbed lab's pending message", r.Name, r.Package, r.FirstFailure))
+		}
+	}
+	return problems
 }
 
 // stubbedLabProblems says what is wrong with report for a stubbed lab: it must compile, run

@@ -71,7 +71,7 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 		return tasks
 	}
 	tasks = append(tasks, task{
-		name: fmt.Sprintf("signatures: %s is up to date; each mutant's failures name that mutant", signature.Path(ch.Number)),
+		name: fmt.Sprintf("signatures: %s is up to date; each mutant's failures name exactly that mutant", signature.Path(ch.Number)),
 		run: func(ctx context.Context, _ string) (Check, error) {
 			select {
 			case <-runs.done:
@@ -151,8 +151,8 @@ func mutantFailures(ch *manifest.Chapter, m *manifest.Mutant, report *gotest.Rep
 
 // checkSignatures proves rule 7 for ch from a fresh run of each mutant (fresh, by mutant index):
 // the committed signature file lists the chapter's mutants and no run contradicts it
-// (signature.Mutant.Inconsistencies), and every mutant's run names that mutant among the known
-// mistakes a learner is shown (signature.File.Match).
+// (signature.Mutant.Inconsistencies), and every mutant's run names exactly that mutant, no other
+// (signature.File.Match): no two mutants of a lab share a signature.
 func checkSignatures(fsys fs.FS, ch *manifest.Chapter, fresh []mutantRun) Check {
 	regenerate := fmt.Sprintf("run `%s`", signature.GenerateCommand(ch.Number))
 	file, err := signature.Load(fsys, ch.Number)
@@ -200,22 +200,25 @@ func checkSignatures(fsys fs.FS, ch *manifest.Chapter, fresh []mutantRun) Check 
 			notes = append(notes, fmt.Sprintf("note: mutant %s: a run disagreed with the file and a later run agreed; a test of lab %s fails differently from run to run, "+
 				"which the generating runs did not see (run `%s` again, or make the test deterministic)", m.Name, m.Lab, signature.GenerateCommand(ch.Number)))
 		}
-		var names, shared []string
+		var names []string
 		for _, o := range file.Match(m.Lab, fresh[i].failures) {
 			names = append(names, o.Name)
-			if o.Name != m.Name && slices.Equal(o.Failures, sig.Failures) {
-				shared = append(shared, o.Name)
+		}
+		var twins []string
+		for _, o := range file.Mutants {
+			if o.Name != m.Name && o.Lab == m.Lab && slices.Equal(o.Failures, sig.Failures) {
+				twins = append(twins, o.Name)
 			}
 		}
 		switch {
-		case !slices.Contains(names, m.Name) && len(names) == 0:
+		case len(twins) > 0:
+			problems = append(problems, fmt.Sprintf("mutant %s: has the same signature as %s, so a learner making either mistake would be told both; "+
+				"make a test of lab %s fail them differently", m.Name, strings.Join(twins, ", "), m.Lab))
+		case len(names) == 0:
 			problems = append(problems, fmt.Sprintf("mutant %s: its run matches no known mistake", m.Name))
-		case !slices.Contains(names, m.Name):
-			problems = append(problems, fmt.Sprintf("mutant %s: its run is explained as %s only; give it a test failure of its own",
+		case !slices.Equal(names, []string{m.Name}):
+			problems = append(problems, fmt.Sprintf("mutant %s: its run is named %s; a run must name exactly its own mistake",
 				m.Name, strings.Join(names, ", ")))
-		case len(shared) > 0:
-			notes = append(notes, fmt.Sprintf("note: mutant %s shares its signature with %s; a learner is shown both explanations",
-				m.Name, strings.Join(shared, ", ")))
 		}
 	}
 	if len(problems) > 0 {

@@ -157,12 +157,18 @@ func run(t *testing.T, fsys fs.FS, chapters ...string) (*devcheck.Result, string
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	res, err := devcheck.Run(context.Background(), b, devcheck.Options{Chapters: chapters, Parallel: 4, Out: &out})
+	res, err := devcheck.Run(context.Background(), b, devcheck.Options{Chapters: chapters, Parallel: 4, Out: &out, FlakeRuns: flakeRuns})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return res, out.String()
 }
+
+// flakeRuns keeps the fake course's flake check short; TestFlakyTestFails proves it finds a flake.
+const flakeRuns = 6
+
+// flakeCheck is the name of rule 8's check with flakeRuns.
+const flakeCheck = "flake: the chapter's focused tests pass 6 runs in a row with -race"
 
 // languagesCheck is the name of the check of devcheck_lang.go.
 const languagesCheck = "languages: every lab has a zh and an en card, each ending with its hint (## 提示 / ## Hint)"
@@ -187,6 +193,8 @@ func TestRunFakeCourse(t *testing.T) {
 		"01 " + signaturesCheck01: true,
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": true,
 		"01 " + languagesCheck: true,
+		"01 " + flakeCheck:     true,
+		"00 " + flakeCheck:     true,
 		"00 target: go vet and go test -race ./... pass offline":                           true,
 		"00 tests: every focused test matches exactly one lab pattern":                     true,
 		"00 tests: lab 0.1 pattern ^TestLab0_1_ selects its 1 test(s) and nothing else":    true,
@@ -200,7 +208,7 @@ func TestRunFakeCourse(t *testing.T) {
 		t.Errorf("OK() = false, want true; output:\n%s", out)
 	}
 	if !strings.Contains(out, "01 ✓ mutant minus: compiles and lab 1.1 catches it\n") ||
-		!strings.HasSuffix(out, "17 checks, 0 failed\n") {
+		!strings.HasSuffix(out, "19 checks, 0 failed\n") {
 		t.Errorf("output lacks a check line or the summary:\n%s", out)
 	}
 }
@@ -235,6 +243,7 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"01 " + signaturesCheck01: false,
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": false,
 		"01 " + languagesCheck: false,
+		"01 " + flakeCheck:     true,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
@@ -250,11 +259,58 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"labs/01/1.2.en.md is missing",
 		"lab 1.2 has no en card",
 		"signatures of chapter 01 are stale",
-		"12 checks, 7 failed",
+		"13 checks, 7 failed",
 	} {
 		if !strings.Contains(out, detail) {
 			t.Errorf("output lacks %q:\n%s", detail, out)
 		}
+	}
+}
+
+// TestFlakyTestFails: a focused test that fails on one run in three is found by rule 8, which
+// names it and its failure rate.
+func TestFlakyTestFails(t *testing.T) {
+	fsys := fakeCourse(t)
+	fsys["solutions/tinypi/ch01_calc_test.go"].Data = []byte(strings.Replace(calcTests, `func TestLab1_1_AddZero(t *testing.T) {`, `var addZeroRuns int
+
+func TestLab1_1_AddZero(t *testing.T) {
+	addZeroRuns++
+	if addZeroRuns%3 == 0 {
+		t.Errorf("run %d lost a race", addZeroRuns)
+	}`, 1))
+	res, out := run(t, fsys, "1")
+	if ok, found := outcomes(res)["01 "+flakeCheck]; !found || ok {
+		t.Errorf("flake check found = %v, OK = %v; want a failed check; output:\n%s", found, ok, out)
+	}
+	want := `TestLab1_1_AddZero is flaky: failed 2 of 6 runs (33.3%), first with "run 3 lost a race"`
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+}
+
+// TestRawPanicInPlainGoTest: a test of another chapter that calls lab 1.2's code without the lab
+// guard dies with a raw panic in a plain go test ./... of lab 1.2's progressive tree (and of lab
+// 1.1's, where 1.2 is stubbed too); rule 4 says so.
+func TestRawPanicInPlainGoTest(t *testing.T) {
+	fsys := fakeCourse(t)
+	fsys["solutions/tinypi/ch00_show_test.go"].Data = []byte(string(fsys["solutions/tinypi/ch00_show_test.go"].Data) + `
+func TestLab0_1_ShowDouble(t *testing.T) {
+	if Double(1) != 2 {
+		t.Error("not doubled")
+	}
+}
+`)
+	fsys["checkpoints/00-show.yaml"].Data = bytes.Replace(fsys["checkpoints/00-show.yaml"].Data, []byte("tests: 1}"), []byte("tests: 2}"), 1)
+	res, out := run(t, fsys, "1")
+	for _, lab := range []string{"1.1", "1.2"} {
+		name := "01 progressive: lab " + lab + " fails with its own message, earlier labs pass, course test shows its hint"
+		if ok, found := outcomes(res)[name]; !found || ok {
+			t.Errorf("%s: found = %v, OK = %v; want a failed check; output:\n%s", name, found, ok, out)
+		}
+	}
+	want := "go test ./...: TestLab0_1_ShowDouble (tinypi) dies with a raw panic instead of a lab's message"
+	if !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
 	}
 }
 

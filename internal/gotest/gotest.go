@@ -39,6 +39,9 @@ type Options struct {
 	// Fresh adds -count=1: the tests run even when go has a cached result for them, as a proof
 	// (or a repeated run looking for a flaky failure) must.
 	Fresh bool
+	// Count, when above 1, runs every test that many times (-count=N, never cached), as a
+	// search for flaky tests must; Report.Runs counts the outcomes.
+	Count int
 }
 
 // TestResult is the outcome of one top-level test. Subtests are folded into their parent:
@@ -75,6 +78,16 @@ type Report struct {
 	// said.
 	VetFailed bool
 	VetOutput string
+	// Runs counts, per top-level test name, how often it passed and failed: with -count=N a
+	// test runs N times, and Tests folds those runs into one result.
+	Runs map[string]RunCount
+}
+
+// RunCount is how often one top-level test passed and failed in a run of `go test`, and the
+// first failure message of its first failing run.
+type RunCount struct {
+	Passed, Failed int
+	FirstFailure   string
 }
 
 // Run runs `go test -json` in opts.Dir and parses its output. The error is non-nil only when go
@@ -110,7 +123,10 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	if opts.Timeout > 0 {
 		args = append(args, "-timeout", opts.Timeout.String())
 	}
-	if opts.Fresh {
+	switch {
+	case opts.Count > 1:
+		args = append(args, fmt.Sprintf("-count=%d", opts.Count))
+	case opts.Fresh:
 		args = append(args, "-count=1")
 	}
 	if opts.Run != "" {
@@ -226,6 +242,7 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 	report.Tests = topLevel(execution)
 	report.BuildOutput = strings.Join(h.output, "") + outsideTests(execution)
 	report.BuildFailed = h.buildFailed
+	report.Runs = h.runs
 	if code != 0 && !h.buildFailed && !h.packageFailed && len(report.Failed()) == 0 {
 		// go stopped before any package ran: a broken go.mod, a bad flag, a missing
 		// directory. Nothing was tested, which the caller must not mistake for a pass.
@@ -241,6 +258,8 @@ type handler struct {
 	buildFailed   bool
 	packageFailed bool
 	output        []string
+	runs          map[string]RunCount // by top-level test name
+	running       map[string][]string // the output lines of each top-level test's current run
 }
 
 // failedBuild is the field go test -json sets on a package's fail event when its build failed;
@@ -258,8 +277,15 @@ func (h *handler) Event(e testjson.TestEvent, _ *testjson.Execution) error {
 		h.output = append(h.output, e.Output)
 	case "build-fail":
 		h.buildFailed = true
+	case testjson.ActionRun:
+		h.startRun(e.Test)
+	case testjson.ActionOutput:
+		h.addOutput(e.Test, e.Output)
+	case testjson.ActionPass:
+		h.countRun(e.Test, false)
 	case testjson.ActionFail:
 		if e.Test != "" {
+			h.countRun(e.Test, true)
 			return nil
 		}
 		h.packageFailed = true
@@ -269,6 +295,52 @@ func (h *handler) Event(e testjson.TestEvent, _ *testjson.Execution) error {
 		}
 	}
 	return nil
+}
+
+// root returns the top-level test of test, and whether test is itself top-level.
+func root(test string) (string, bool) {
+	name, _, sub := strings.Cut(test, "/")
+	return name, !sub
+}
+
+// startRun begins a run of a top-level test: its output so far belonged to an earlier run.
+func (h *handler) startRun(test string) {
+	if name, top := root(test); test != "" && top {
+		if h.running == nil {
+			h.running = map[string][]string{}
+		}
+		h.running[name] = nil
+	}
+}
+
+// addOutput keeps an output line of a test (or subtest) under its top-level test's current run.
+func (h *handler) addOutput(test, line string) {
+	if test == "" || h.running == nil {
+		return
+	}
+	name, _ := root(test)
+	h.running[name] = append(h.running[name], strings.TrimSuffix(line, "\n"))
+}
+
+// countRun counts the end of one run of a top-level test.
+func (h *handler) countRun(test string, failed bool) {
+	name, top := root(test)
+	if test == "" || !top {
+		return
+	}
+	if h.runs == nil {
+		h.runs = map[string]RunCount{}
+	}
+	c := h.runs[name]
+	if failed {
+		c.Failed++
+		if c.FirstFailure == "" {
+			c.FirstFailure = FirstFailure(h.running[name])
+		}
+	} else {
+		c.Passed++
+	}
+	h.runs[name] = c
 }
 
 func (h *handler) Err(text string) error {

@@ -304,3 +304,37 @@ func TestRunFreshSkipsTheCache(t *testing.T) {
 		t.Errorf("fresh run did not pass -count=1: %s", lines[1])
 	}
 }
+
+// TestRunCountsRepeatedRuns: with -count=N, Runs counts every run of each top-level test and keeps
+// the first failing run's message, while Tests folds the runs into one result.
+func TestRunCountsRepeatedRuns(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": `package m
+
+import "testing"
+
+var runs int
+
+func TestSteady(t *testing.T) { t.Run("sub", func(t *testing.T) {}) }
+
+// TestEveryThird fails on its third run, as a flaky test fails now and then.
+func TestEveryThird(t *testing.T) {
+	runs++
+	t.Run("sub", func(t *testing.T) {
+		if runs%3 == 0 {
+			t.Errorf("run %d went wrong", runs)
+		}
+	})
+}
+`})
+	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Count: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]RunCount{
+		"TestSteady":     {Passed: 4},
+		"TestEveryThird": {Passed: 3, Failed: 1, FirstFailure: "run 3 went wrong"},
+	}
+	if diff := cmp.Diff(want, report.Runs); diff != "" {
+		t.Errorf("Runs (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,116 @@
+package devcheck
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// DefaultFlakeRuns is how many times the flake check runs a chapter's focused tests with -race
+// when Options.FlakeRuns is 0. A test that fails once in a few dozen runs on a busy two-core
+// machine turns a learner's correct solution red at random; fifty runs catch a 3% flake with
+// a probability of about 78%, and every chapter is checked on every change.
+const DefaultFlakeRuns = 50
+
+// flakeRuns returns how many times the flake check runs each chapter's tests.
+func (o Options) flakeRuns() int {
+	if o.FlakeRuns > 0 {
+		return o.FlakeRuns
+	}
+	return DefaultFlakeRuns
+}
+
+// flakeTask returns the task of rule 8: ch's focused tests pass every one of runs repeated
+// -race runs on ch's target.
+func flakeTask(b *tree.Builder, ch *manifest.Chapter, runs int) task {
+	return task{
+		name:   fmt.Sprintf("flake: the chapter's focused tests pass %d runs in a row with -race", runs),
+		usesGo: true,
+		run: func(ctx context.Context, dir string) (Check, error) {
+			return checkFlake(ctx, b, ch, runs, dir)
+		},
+	}
+}
+
+// checkFlake proves rule 8 for ch: runs runs of every focused test of ch, with -race, on its
+// target, and not one failure. A failure names the test, how often it failed and its first
+// message.
+func checkFlake(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, runs int, dir string) (Check, error) {
+	if len(ch.Labs) == 0 {
+		return pass(), nil
+	}
+	t, err := b.Target(ch)
+	if err != nil {
+		return fail("building the target: %v", err), nil
+	}
+	if err := t.Write(dir); err != nil {
+		return Check{}, fmt.Errorf("writing the target of chapter %s: %w", ch.Number, err)
+	}
+	var patterns []string
+	for _, lab := range ch.Labs {
+		patterns = append(patterns, "(?:"+lab.Pattern+")")
+	}
+	report, err := gotest.Run(ctx, gotest.Options{
+		Dir: dir, Race: true, Count: runs, Run: strings.Join(patterns, "|"), Env: gotest.OfflineEnv(), Timeout: flakeTimeout(runs),
+	})
+	if err != nil {
+		return Check{}, err
+	}
+	if report.BuildFailed {
+		return fail("does not compile:\n%s", clip(report.BuildOutput)), nil
+	}
+	return flakeVerdict(ch, report, runs), nil
+}
+
+// flakeTimeout bounds one repeated run: the usual bound per run, and never less than it.
+func flakeTimeout(runs int) time.Duration {
+	return testTimeout + time.Duration(runs)*5*time.Second
+}
+
+// flakeVerdict reads a repeated run: every focused test of ch must have passed runs times and
+// never failed, and the test binary must have ended normally.
+func flakeVerdict(ch *manifest.Chapter, report *gotest.Report, runs int) Check {
+	var problems []string
+	for _, lab := range ch.Labs {
+		re, err := regexp.Compile(lab.Pattern)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("lab %s: pattern %q: %v", lab.ID, lab.Pattern, err))
+			continue
+		}
+		var names []string
+		for name := range report.Runs {
+			if re.MatchString(name) {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		if len(names) < lab.Tests {
+			problems = append(problems, fmt.Sprintf("lab %s: %d of its %d tests ran", lab.ID, len(names), lab.Tests))
+		}
+		for _, name := range names {
+			c := report.Runs[name]
+			switch {
+			case c.Failed > 0:
+				problems = append(problems, fmt.Sprintf("%s is flaky: failed %d of %d runs (%.1f%%), first with %q",
+					name, c.Failed, c.Failed+c.Passed, 100*float64(c.Failed)/float64(c.Failed+c.Passed), c.FirstFailure))
+			case c.Passed < runs:
+				problems = append(problems, fmt.Sprintf("%s passed %d of %d runs; the test binary stopped before the others", name, c.Passed, runs))
+			}
+		}
+	}
+	if len(problems) == 0 && report.ExitCode != 0 {
+		problems = append(problems, "go test failed outside the focused tests:\n"+clip(report.BuildOutput))
+	}
+	if len(problems) > 0 {
+		problems = append(problems, "a focused test must synchronise on what the code reports (events, channels), never on timing: see docs/authoring.md")
+		return Check{Detail: strings.Join(problems, "\n")}
+	}
+	return pass()
+}
