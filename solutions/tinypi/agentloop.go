@@ -275,21 +275,21 @@ func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 		r.emit(ModelEvent{Event: event})
 	}
 	assistant, err := stream.Result()
-	//lab:end
-	//lab:begin 7.3
 	if err != nil {
-		// The stream ended without a final event: the turn failed, and says why.
-		assistant = AssistantMessage{StopReason: StopReasonError, ErrorMessage: err.Error(), Timestamp: time.Now().UnixMilli()}
+		assistant = failedTurn(err)
 	}
-	//lab:stub
-	//	if err != nil {
-	//		panic(LAB_PENDING)
-	//	}
-	//lab:end
-	//lab:begin 7.1
 	r.messages = append(r.messages, assistant)
 	r.emit(AssistantMessageEvent{Message: assistant})
 	return assistant
+	//lab:end
+}
+
+// failedTurn is the assistant of a model turn whose stream ended without a final event: stop
+// reason error, the stream's error as its ErrorMessage. It is appended and reported like any
+// other assistant, and the rules table ends the run with error.
+func failedTurn(err error) AssistantMessage {
+	//lab:begin 7.3
+	return AssistantMessage{StopReason: StopReasonError, ErrorMessage: err.Error(), Timestamp: time.Now().UnixMilli()}
 	//lab:end
 }
 
