@@ -65,7 +65,8 @@ type AgentLoopOptions struct {
 	// MaxSteps bounds the number of model requests; zero means DefaultMaxSteps.
 	MaxSteps int
 	// OnEvent receives every LoopEvent. It is never called concurrently, also while tools run
-	// in parallel, so the events it sees form one total order.
+	// in parallel, so the events it sees form one total order. turn_end is the last call: none
+	// follows it, not even a late progress report of a tool.
 	OnEvent func(LoopEvent)
 }
 

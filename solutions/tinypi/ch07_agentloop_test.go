@@ -1049,17 +1049,21 @@ func TestLab7_4_并发工具_单项失败(t *testing.T) {
 	if len(res.Messages) != 6 {
 		t.Fatalf("transcript roles = %s, want user → assistant → toolResult ×3 → assistant", ch07Roles(res.Messages))
 	}
+	// Each result is looked up by its call: the order of results is the completion-order test's
+	// business.
+	gotOK, _ := ch07ResultOf(res.Messages, "ok-call")
 	wantOK := ToolResultMessage{ToolCallID: "ok-call", ToolName: "read", Content: []ContentBlock{Text("# tiny-pi")}}
-	if diff := cmp.Diff(wantOK, res.Messages[2], ch07Cmp...); diff != "" {
+	if diff := cmp.Diff(wantOK, gotOK, ch07Cmp...); diff != "" {
 		t.Errorf("the successful call's result must be kept (-want +got):\n%s", diff)
 	}
+	gotErr, _ := ch07ResultOf(res.Messages, "err-call")
 	wantErr := ToolResultMessage{ToolCallID: "err-call", ToolName: "read", Content: []ContentBlock{Text("missing.md: no such file")}, IsError: true}
-	if diff := cmp.Diff(wantErr, res.Messages[3], ch07Cmp...); diff != "" {
+	if diff := cmp.Diff(wantErr, gotErr, ch07Cmp...); diff != "" {
 		t.Errorf("a failed execution becomes an error result with the error's message (-want +got):\n%s", diff)
 	}
-	panicked, ok := res.Messages[4].(ToolResultMessage)
-	if !ok || panicked.ToolCallID != "panic-call" || panicked.ToolName != "read" || !panicked.IsError {
-		t.Errorf("result for the panicking executor = %+v, want an error result for panic-call", res.Messages[4])
+	panicked, ok := ch07ResultOf(res.Messages, "panic-call")
+	if !ok || panicked.ToolName != "read" || !panicked.IsError {
+		t.Errorf("result for the panicking executor = %+v, want an error result for panic-call", panicked)
 	} else {
 		text := TextOf(panicked.Content)
 		if !strings.Contains(text, "executor bug") || strings.Contains(text, "goroutine") || strings.Contains(text, ".go:") {
