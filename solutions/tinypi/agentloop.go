@@ -48,7 +48,10 @@ type AgentContext struct {
 }
 
 // ToolExecutor runs one tool call. The default executor runs ExecuteToolCall on the options'
-// registry; tests inject their own. An error (or a panic) becomes an error result for the call.
+// registry, which looks the tool up and checks the arguments against its schema; tests inject
+// their own. An error (or a panic) becomes an error result for the call. The result always
+// answers the call it was given: the loop sets its ToolCallID and ToolName from the call,
+// whatever the executor put there.
 type ToolExecutor func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error)
 
 // AgentLoopOptions configures one run.
@@ -62,7 +65,8 @@ type AgentLoopOptions struct {
 	// MaxSteps bounds the number of model requests; zero means DefaultMaxSteps.
 	MaxSteps int
 	// OnEvent receives every LoopEvent. It is never called concurrently, also while tools run
-	// in parallel, so the events it sees form one total order.
+	// in parallel, so the events it sees form one total order. turn_end is the last call: none
+	// follows it, not even a late progress report of a tool.
 	OnEvent func(LoopEvent)
 }
 
@@ -149,8 +153,14 @@ func (TurnEndEvent) isLoopEvent()          {}
 // Invariant: every tool call that enters the transcript is answered by a tool result with the
 // same ID before the loop asks the model again or returns, whether the call ran or not.
 //
-// Cancellation is checked before each model request and after each tool batch; running tools
-// are awaited and their results kept. The returned error is only for invalid options: model and
+// Cancellation is checked before each model request and after each tool batch; the model and
+// every tool, also in a parallel batch, receive ctx itself. Running tools are awaited and their
+// results kept. A cancellation during a model turn whose message asks for tools still pairs
+// every call: the batch runs with the cancelled ctx, then the run ends aborted.
+//
+// Events: turn_end is the last event ever delivered. A tool's progress is delivered only while
+// its executor runs: a report made after the executor returned (from a goroutine the tool left
+// behind) is dropped, so every tool_progress of a call comes before its tool_end. The returned error is only for invalid options: model and
 // tool failures are reported through the result's Reason and the transcript. No goroutine
 // started by RunAgentLoop outlives it.
 func RunAgentLoop(ctx context.Context, opts AgentLoopOptions) (AgentRunResult, error) {
@@ -186,10 +196,17 @@ type loopRun struct {
 func newLoopRun(opts AgentLoopOptions) *loopRun {
 	r := &loopRun{opts: opts, execute: opts.ExecuteToolCall, maxSteps: opts.MaxSteps}
 	if r.execute == nil {
-		// The registry is captured here, so the executor needs only the call.
+		// The registry is captured here, so the executor needs only the call. ExecuteToolCall
+		// (chapter 06) looks the tool up and checks the arguments against its schema.
+		//lab:begin 7.2
 		r.execute = func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
 			return ExecuteToolCall(ctx, call, opts.Tools, exec), nil
 		}
+		//lab:stub
+		//	r.execute = func(context.Context, ToolCall, ToolExecContext) (ToolResultMessage, error) {
+		//		panic(LAB_PENDING)
+		//	}
+		//lab:end
 	}
 	if r.maxSteps == 0 {
 		r.maxSteps = DefaultMaxSteps
@@ -244,8 +261,9 @@ func (r *loopRun) stopBeforeRequest(ctx context.Context, steps int) (AgentRunRes
 	//lab:end
 }
 
-// collectModelTurn makes one model request, forwards its events, and appends the complete
-// assistant message to the transcript exactly once.
+// collectModelTurn makes one model request with ctx, forwards its events, and appends the
+// complete assistant message to the transcript exactly once. A stream that ends without a final
+// event gives an assistant with stop reason error whose ErrorMessage is the stream's error.
 func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 	//lab:begin 7.1
 	stream := r.opts.Model.Stream(ctx, Request{
@@ -259,11 +277,20 @@ func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 	}
 	assistant, err := stream.Result()
 	if err != nil {
-		assistant = AssistantMessage{StopReason: StopReasonError, ErrorMessage: err.Error(), Timestamp: time.Now().UnixMilli()}
+		assistant = failedTurn(err)
 	}
 	r.messages = append(r.messages, assistant)
 	r.emit(AssistantMessageEvent{Message: assistant})
 	return assistant
+	//lab:end
+}
+
+// failedTurn is the assistant of a model turn whose stream ended without a final event: stop
+// reason error, the stream's error as its ErrorMessage. It is appended and reported like any
+// other assistant, and the rules table ends the run with error.
+func failedTurn(err error) AssistantMessage {
+	//lab:begin 7.3
+	return AssistantMessage{StopReason: StopReasonError, ErrorMessage: err.Error(), Timestamp: time.Now().UnixMilli()}
 	//lab:end
 }
 
@@ -332,16 +359,30 @@ func (r *loopRun) runToolBatch(ctx context.Context, calls []ToolCall) {
 }
 
 // executeOne runs one call through the executor with a progress reporter bound to the call.
-// It always returns a result for the call.
+// It always returns a result for the call: the executor's result answers this call (its
+// ToolCallID and ToolName are set from the call, whatever the executor returned), and a failure
+// becomes failedExecution's result. Progress is delivered only while the executor runs; a
+// report that arrives after it returned is dropped, so no tool_progress follows the call's
+// tool_end, and none follows turn_end.
 func (r *loopRun) executeOne(ctx context.Context, call ToolCall) ToolResultMessage {
 	//lab:begin 7.2
+	var mu sync.Mutex // held while a report is delivered: none is in flight once running is false
+	running := true
 	exec := ToolExecContext{ReportProgress: func(content []ContentBlock) {
-		r.emit(ToolProgressEvent{CallID: call.ID, Content: content})
+		mu.Lock()
+		defer mu.Unlock()
+		if running {
+			r.emit(ToolProgressEvent{CallID: call.ID, Content: content})
+		}
 	}}
 	result, err := r.callExecutor(ctx, call, exec)
+	mu.Lock()
+	running = false
+	mu.Unlock()
 	if err != nil {
 		return failedExecution(call, err)
 	}
+	result.ToolCallID, result.ToolName = call.ID, call.Name
 	return result
 	//lab:end
 }
@@ -417,7 +458,7 @@ func skippedCall(call ToolCall, reason string) ToolResultMessage {
 	//lab:end
 }
 
-// SkipExplanation is the text of a skipped result, by reason.
+// SkipExplanation is the text of a skipped result, by reason: each reason has its own sentence.
 func SkipExplanation(reason string) string {
 	switch reason {
 	case SkipLength:

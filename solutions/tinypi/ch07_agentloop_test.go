@@ -95,25 +95,60 @@ func (rt *ch07ReadTool) count() int {
 // --- observing a run ---------------------------------------------------------------------------
 
 // ch07Recorder collects the events of a run and notices when OnEvent is entered concurrently.
+// A test may set hook before the run: it is called inside OnEvent, after the event was
+// recorded, so a test can react to what the loop reports (release a tool, cancel the run).
 type ch07Recorder struct {
+	hook func(LoopEvent)
+
 	mu         sync.Mutex
 	events     []LoopEvent
-	inside     bool
+	inside     int
 	concurrent bool
+	overlap    chan struct{} // closed when an overlapping call is first seen
+}
+
+func newCh07Recorder() *ch07Recorder {
+	return &ch07Recorder{overlap: make(chan struct{})}
 }
 
 func (rec *ch07Recorder) onEvent(e LoopEvent) {
 	rec.mu.Lock()
-	if rec.inside {
-		rec.concurrent = true
+	if rec.overlap == nil {
+		rec.overlap = make(chan struct{})
 	}
-	rec.inside = true
+	rec.inside++
+	if rec.inside > 1 && !rec.concurrent {
+		rec.concurrent = true
+		close(rec.overlap)
+	}
 	rec.events = append(rec.events, e)
 	rec.mu.Unlock()
-	time.Sleep(time.Microsecond) // widen the window in which an overlapping call would be seen
+	if rec.hook != nil {
+		rec.hook(e)
+	}
 	rec.mu.Lock()
-	rec.inside = false
+	rec.inside--
 	rec.mu.Unlock()
+}
+
+// overlapped returns a channel that is closed once two OnEvent calls overlapped.
+func (rec *ch07Recorder) overlapped() <-chan struct{} {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.overlap == nil {
+		rec.overlap = make(chan struct{})
+	}
+	return rec.overlap
+}
+
+// checkSerial asserts that OnEvent was never entered while another call was inside.
+func (rec *ch07Recorder) checkSerial(t *testing.T) {
+	t.Helper()
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if rec.concurrent {
+		t.Errorf("OnEvent was called concurrently (two tools reported progress at once): events must form one total order")
+	}
 }
 
 func (rec *ch07Recorder) snapshot() []LoopEvent {
@@ -190,11 +225,6 @@ func (rec *ch07Recorder) checkOneTurnEnd(t *testing.T, res AgentRunResult) {
 	}
 	if last.Reason != res.Reason || last.Steps != res.Steps {
 		t.Errorf("turn_end = %s/%d, result = %s/%d; they must agree", last.Reason, last.Steps, res.Reason, res.Steps)
-	}
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	if rec.concurrent {
-		t.Errorf("OnEvent was called concurrently; events must form one total order")
 	}
 }
 
@@ -293,6 +323,32 @@ func ch07CheckPaired(t *testing.T, messages []Message) {
 	}
 }
 
+// ch07Latch is a signal that any goroutine may give, any number of times; waiters see the
+// first.
+type ch07Latch struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func newCh07Latch() *ch07Latch { return &ch07Latch{ch: make(chan struct{})} }
+
+func (l *ch07Latch) open() { l.once.Do(func() { close(l.ch) }) }
+
+// wait blocks until the latch is open and reports true, or gives up after the guard and reports
+// false. The guard only ends a test that would otherwise hang on a wrong solution; a correct
+// one never meets it.
+func (l *ch07Latch) wait() bool {
+	select {
+	case <-l.ch:
+		return true
+	case <-time.After(ch07Guard):
+		return false
+	}
+}
+
+// ch07Guard bounds every wait of a test double for something the loop must do.
+const ch07Guard = 10 * time.Second
+
 // --- Lab 7.1 -----------------------------------------------------------------------------------
 
 func TestLab7_1_纯文本Stop(t *testing.T) {
@@ -300,7 +356,7 @@ func TestLab7_1_纯文本Stop(t *testing.T) {
 	read := &ch07ReadTool{}
 	registry := MustRegistry(read.tool())
 	model := NewScriptedModel(ch07FinalAnswer())
-	rec := &ch07Recorder{}
+	rec := newCh07Recorder()
 
 	// The caller's slice has spare capacity: a loop that appends to it instead of to its own
 	// copy would write into the caller's array.
@@ -317,6 +373,7 @@ func TestLab7_1_纯文本Stop(t *testing.T) {
 	if res.Reason != RunStop || res.Steps != 1 {
 		t.Errorf("result = %s/%d steps, want stop/1", res.Reason, res.Steps)
 	}
+	rec.checkOneTurnEnd(t, res)
 	want := []Message{ch07Input()[0], ch07FinalAnswer()}
 	if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
 		t.Errorf("result messages (-want +got):\n%s", diff)
@@ -330,9 +387,8 @@ func TestLab7_1_纯文本Stop(t *testing.T) {
 	}
 	wantKinds := []string{"model_event:start", "model_event:text_delta", "model_event:done/stop", "assistant_message:stop", "turn_end:stop/1"}
 	if diff := cmp.Diff(wantKinds, rec.kinds()); diff != "" {
-		t.Errorf("events (-want +got):\n%s", diff)
+		t.Errorf("events (-want +got): every model event forwarded, then assistant_message and one turn_end:\n%s", diff)
 	}
-	rec.checkOneTurnEnd(t, res)
 
 	// Input ownership: the caller's messages are unchanged, also beyond their length, and the
 	// result does not share content with them.
@@ -347,16 +403,87 @@ func TestLab7_1_纯文本Stop(t *testing.T) {
 	if diff := cmp.Diff(ch07Input(), input[:1]); diff != "" {
 		t.Errorf("changing the result changed the input: the loop must work on a deep copy (-want +got):\n%s", diff)
 	}
+
+	t.Run("nested details are not shared", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		// An earlier round trip is part of the input: its tool result has nested details.
+		history := func() []Message {
+			return []Message{
+				UserMessage{Content: []ContentBlock{Text("README.md 有多大？")}, Timestamp: 1},
+				AssistantMessage{Content: []ContentBlock{ToolCall{ID: "call-0", Name: "read", Arguments: `{"path":"README.md"}`}}, StopReason: StopReasonToolUse, Timestamp: 2},
+				ToolResultMessage{
+					ToolCallID: "call-0", ToolName: "read",
+					Content:   []ContentBlock{Text("# tiny-pi")},
+					Details:   map[string]any{"stat": map[string]any{"size": 12.0, "lines": []any{"# tiny-pi"}}},
+					Timestamp: 3,
+				},
+				UserMessage{Content: []ContentBlock{Text(ch07Question)}, Timestamp: 4},
+			}
+		}
+		input := history()
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context: AgentContext{Messages: input},
+			Model:   NewScriptedModel(ch07FinalAnswer()),
+			Tools:   MustRegistry(),
+		})
+		if len(res.Messages) < 3 {
+			t.Fatalf("transcript roles = %s, want the input followed by the answer", ch07Roles(res.Messages))
+		}
+		result, ok := res.Messages[2].(ToolResultMessage)
+		if !ok {
+			t.Fatalf("transcript message 3 = %T, want the input's tool result", res.Messages[2])
+		}
+		if stat, ok := result.Details["stat"].(map[string]any); ok {
+			stat["size"] = 0.0
+			if lines, ok := stat["lines"].([]any); ok && len(lines) > 0 {
+				lines[0] = "changed by the caller of the result"
+			}
+		}
+		if diff := cmp.Diff(history(), input); diff != "" {
+			t.Errorf("changing the details of a result's tool result changed the input: copy details all the way down (-want +got):\n%s", diff)
+		}
+	})
 }
 
 // --- Lab 7.2 -----------------------------------------------------------------------------------
+
+// ch07AppendingModel appends a note of its own to the messages of every request it receives and
+// keeps the result, as a model that builds its own history from the request might.
+type ch07AppendingModel struct {
+	inner Model
+	mu    sync.Mutex
+	kept  [][]Message
+}
+
+func (m *ch07AppendingModel) Stream(ctx context.Context, req Request) *AssistantStream {
+	own := append(req.Messages, UserMessage{Content: []ContentBlock{Text("the model's own note")}})
+	m.mu.Lock()
+	m.kept = append(m.kept, own)
+	m.mu.Unlock()
+	return m.inner.Stream(ctx, req)
+}
+
+// ch07RoundTrip is the script of one tool call followed by the final answer.
+func ch07RoundTrip(call ToolCall) *ScriptedModel {
+	return NewScriptedModel(AssistantMessage{Content: []ContentBlock{call}, StopReason: StopReasonToolUse, Timestamp: 2}, ch07FinalAnswer())
+}
+
+// ch07ResultOf returns the tool result for call id in messages, and whether there is one.
+func ch07ResultOf(messages []Message, id string) (ToolResultMessage, bool) {
+	for _, m := range messages {
+		if r, ok := m.(ToolResultMessage); ok && r.ToolCallID == id {
+			return r, true
+		}
+	}
+	return ToolResultMessage{}, false
+}
 
 func TestLab7_2_单工具往返(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	read := &ch07ReadTool{}
 	registry := MustRegistry(read.tool())
 	model := NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())
-	rec := &ch07Recorder{}
+	rec := newCh07Recorder()
 	ctx := context.WithValue(context.Background(), ch07CtxKey{}, "the run's context")
 
 	res := ch07Run(t, ctx, AgentLoopOptions{
@@ -413,6 +540,137 @@ func TestLab7_2_单工具往返(t *testing.T) {
 		}
 	}
 	rec.checkOneTurnEnd(t, res)
+
+	t.Run("unknown tool", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context: AgentContext{Messages: ch07Input()},
+			Model:   ch07RoundTrip(ToolCall{ID: "call-1", Name: "nope", Arguments: `{}`}),
+			Tools:   MustRegistry((&ch07ReadTool{}).tool()),
+		})
+		got, _ := ch07ResultOf(res.Messages, "call-1")
+		want := ToolResultMessage{ToolCallID: "call-1", ToolName: "nope", Content: []ContentBlock{Text("Tool nope not found")}, IsError: true}
+		if diff := cmp.Diff(want, got, ch07Cmp...); diff != "" {
+			t.Errorf("result of a call to an unknown tool (-want +got): the default executor runs ExecuteToolCall, which looks the tool up:\n%s", diff)
+		}
+		if res.Reason != RunStop || res.Steps != 2 {
+			t.Errorf("result = %s/%d steps, want stop/2: an unknown tool is the model's mistake, not the run's end", res.Reason, res.Steps)
+		}
+	})
+
+	t.Run("arguments that fail the schema", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		read := &ch07ReadTool{}
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context: AgentContext{Messages: ch07Input()},
+			Model:   ch07RoundTrip(ToolCall{ID: "call-1", Name: "read", Arguments: `{"path":42}`}),
+			Tools:   MustRegistry(read.tool()),
+		})
+		if got := read.count(); got != 0 {
+			t.Errorf("read executions = %d, want 0: arguments that fail the schema never reach the tool (the default executor runs ExecuteToolCall)", got)
+		}
+		got, ok := ch07ResultOf(res.Messages, "call-1")
+		if !ok || !got.IsError || !strings.HasPrefix(TextOf(got.Content), `Validation failed for tool "read"`) {
+			t.Errorf("result of a call with invalid arguments = %q (isError %v), want an error result starting %q", TextOf(got.Content), got.IsError, `Validation failed for tool "read"`)
+		}
+	})
+
+	t.Run("the executor's result answers its call", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		model := NewScriptedModel(
+			AssistantMessage{Content: []ContentBlock{ch07ReadCall()}, StopReason: StopReasonToolUse},
+			AssistantMessage{Content: []ContentBlock{ToolCall{ID: "call-2", Name: "read", Arguments: `{"path":"go.mod"}`}}, StopReason: StopReasonToolUse},
+			ch07FinalAnswer(),
+		)
+		// An injected executor that gets the ids wrong: another call's id, then none at all.
+		executor := func(_ context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
+			if call.ID == "call-1" {
+				return ToolResultMessage{ToolCallID: "call-9", ToolName: "write", Content: []ContentBlock{Text("first")}}, nil
+			}
+			return ToolResultMessage{Content: []ContentBlock{Text("second")}}, nil
+		}
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context:         AgentContext{Messages: ch07Input()},
+			Model:           model,
+			Tools:           MustRegistry(),
+			ExecuteToolCall: executor,
+		})
+		for _, want := range []ToolResultMessage{
+			{ToolCallID: "call-1", ToolName: "read", Content: []ContentBlock{Text("first")}},
+			{ToolCallID: "call-2", ToolName: "read", Content: []ContentBlock{Text("second")}},
+		} {
+			got, ok := ch07ResultOf(res.Messages, want.ToolCallID)
+			if !ok {
+				t.Errorf("tool call %s has no result: the result of an executor answers the call it was given (set its id and name from the call)", want.ToolCallID)
+				continue
+			}
+			if diff := cmp.Diff(want, got, ch07Cmp...); diff != "" {
+				t.Errorf("result of %s (-want +got):\n%s", want.ToolCallID, diff)
+			}
+		}
+		if res.Reason != RunStop || res.Steps != 3 {
+			t.Errorf("result = %s/%d steps, want stop/3", res.Reason, res.Steps)
+		}
+	})
+
+	t.Run("a model that appends to its request", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		model := &ch07AppendingModel{inner: NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())}
+		ch07Run(t, context.Background(), AgentLoopOptions{
+			Context: AgentContext{Messages: ch07Input()},
+			Model:   model,
+			Tools:   MustRegistry((&ch07ReadTool{}).tool()),
+		})
+		model.mu.Lock()
+		defer model.mu.Unlock()
+		for i, kept := range model.kept {
+			if u, ok := kept[len(kept)-1].(UserMessage); !ok || TextOf(u.Content) != "the model's own note" {
+				t.Errorf("request %d: what the model appended to the request's messages was overwritten by the loop: hand the model a clipped slice (slices.Clip)", i+1)
+			}
+		}
+		if len(model.kept) != 2 {
+			t.Errorf("model requests = %d, want 2", len(model.kept))
+		}
+	})
+
+	t.Run("progress after the executor returned", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		release := newCh07Latch() // opened when the loop reports turn_end
+		lateDone := make(chan struct{})
+		late := Tool{
+			ToolDefinition: ToolDefinition{Name: "late", Description: "Reports once while it runs and once more after it returned."},
+			Execute: func(_ context.Context, _ json.RawMessage, exec ToolExecContext) (ToolOutput, error) {
+				exec.Progress(Text("while running"))
+				go func() { // left behind by the tool: reports after the tool returned
+					defer close(lateDone)
+					if release.wait() {
+						exec.Progress(Text("after returning"))
+					}
+				}()
+				return ToolOutput{Content: []ContentBlock{Text("started in the background")}}, nil
+			},
+		}
+		rec := newCh07Recorder()
+		rec.hook = func(e LoopEvent) {
+			if _, ok := e.(TurnEndEvent); ok {
+				release.open()
+			}
+		}
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context: AgentContext{Messages: ch07Input()},
+			Model:   ch07RoundTrip(ToolCall{ID: "call-1", Name: "late", Arguments: `{}`}),
+			Tools:   MustRegistry(late),
+			OnEvent: rec.onEvent,
+		})
+		release.open()
+		<-lateDone // the late report has been made (and dropped, or delivered)
+
+		want := []string{"tool_start:call-1", "tool_progress:call-1", "tool_end:call-1"}
+		if diff := cmp.Diff(want, rec.kindsWithPrefix("tool_")); diff != "" {
+			t.Errorf("tool events (-want +got): progress reported after the executor returned must be dropped:\n%s", diff)
+		}
+		rec.checkOneTurnEnd(t, res)
+	})
 }
 
 // --- Lab 7.3 -----------------------------------------------------------------------------------
@@ -423,7 +681,7 @@ func ch07RunTerminal(t *testing.T, assistant AssistantMessage) (AgentRunResult, 
 	t.Helper()
 	model := NewScriptedModel(assistant, ch07FinalAnswer())
 	exec := &ch07CountingExecutor{}
-	rec := &ch07Recorder{}
+	rec := newCh07Recorder()
 	res := ch07Run(t, context.Background(), AgentLoopOptions{
 		Context:         AgentContext{Messages: ch07Input()},
 		Model:           model,
@@ -432,6 +690,33 @@ func ch07RunTerminal(t *testing.T, assistant AssistantMessage) (AgentRunResult, 
 		OnEvent:         rec.onEvent,
 	})
 	return res, model, exec, rec
+}
+
+// ch07SkipTexts are the texts of skipped results, by reason, spelled out.
+var ch07SkipTexts = map[string]string{
+	"length":          "Tool call was not executed because the model response was truncated.",
+	"error":           "Tool call was not executed because the model response ended with an error.",
+	"aborted":         "Tool call was not executed because the model response was aborted.",
+	"unexpected-stop": "Tool call was not executed because the model stopped without asking for tool use.",
+}
+
+// ch07CheckSkipped checks the text and the error flag of the skipped result of each call of
+// assistant, before the whole transcript is compared, so that the first failure names the part
+// that is wrong.
+func ch07CheckSkipped(t *testing.T, messages []Message, assistant AssistantMessage, reason string) {
+	t.Helper()
+	for _, call := range assistant.ToolCalls() {
+		got, ok := ch07ResultOf(messages, call.ID)
+		if !ok {
+			continue // the transcript comparison reports it
+		}
+		if text := TextOf(got.Content); text != ch07SkipTexts[reason] {
+			t.Errorf("skipped result text for reason %s = %q, want %q", reason, text, ch07SkipTexts[reason])
+		}
+		if !got.IsError {
+			t.Errorf("skipped result of %s has isError false, want true: a call that did not run must not look like tool output", call.ID)
+		}
+	}
 }
 
 func TestLab7_3_非执行终态_Length(t *testing.T) {
@@ -456,6 +741,7 @@ func TestLab7_3_非执行终态_Length(t *testing.T) {
 	if got := model.Calls(); got != 1 {
 		t.Errorf("model requests = %d, want 1", got)
 	}
+	ch07CheckSkipped(t, res.Messages, truncated, "length")
 	skipped := func(id string) ToolResultMessage {
 		return ToolResultMessage{
 			ToolCallID: id,
@@ -482,6 +768,17 @@ func TestLab7_3_非执行终态_Length(t *testing.T) {
 	rec.checkOneTurnEnd(t, res)
 }
 
+// ch07CutModel streams a start and a text delta, then ends its stream without a final event.
+type ch07CutModel struct{}
+
+func (ch07CutModel) Stream(ctx context.Context, req Request) *AssistantStream {
+	stream := NewAssistantStream()
+	stream.Push(StartEvent{})
+	stream.Push(TextDeltaEvent{ContentIndex: 0, Delta: "项目名是"})
+	stream.Close()
+	return stream
+}
+
 func TestLab7_3_非执行终态_其余分支(t *testing.T) {
 	twoCalls := []ContentBlock{Text("…"), ch07ReadCall(), ToolCall{ID: "call-2", Name: "read", Arguments: `{"path":"go.mod"}`}}
 	tests := []struct {
@@ -490,32 +787,37 @@ func TestLab7_3_非执行终态_其余分支(t *testing.T) {
 		wantReason RunReason
 		wantSkip   string // the reason in each skipped result; "" when there are no calls
 	}{
-		{"error with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonError, ErrorMessage: "upstream 500"}, RunError, SkipError},
-		{"aborted with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonAborted, ErrorMessage: "cancelled"}, RunAborted, SkipAborted},
-		{"stop with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonStop}, RunError, SkipUnexpectedStop},
+		{"error with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonError, ErrorMessage: "upstream 500"}, RunError, "error"},
+		{"aborted with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonAborted, ErrorMessage: "cancelled"}, RunAborted, "aborted"},
+		{"stop with calls", AssistantMessage{Content: twoCalls, StopReason: StopReasonStop}, RunError, "unexpected-stop"},
 		{"toolUse without calls", AssistantMessage{Content: []ContentBlock{Text("我要用工具……")}, StopReason: StopReasonToolUse}, RunError, ""},
 		{"error without calls", AssistantMessage{StopReason: StopReasonError, ErrorMessage: "upstream 500"}, RunError, ""},
+		{"length without calls", AssistantMessage{Content: []ContentBlock{Text("项目名是 tin")}, StopReason: StopReasonLength}, RunLength, ""},
+		{"aborted without calls", AssistantMessage{Content: []ContentBlock{Text("项目")}, StopReason: StopReasonAborted, ErrorMessage: "cancelled"}, RunAborted, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			res, model, exec, rec := ch07RunTerminal(t, tt.assistant)
+			calls := tt.assistant.ToolCalls()
 			if got := exec.count(); got != 0 {
 				t.Errorf("executor calls = %d, want 0", got)
 			}
 			if res.Reason != tt.wantReason || res.Steps != 1 {
-				t.Errorf("result = %s/%d steps, want %s/1", res.Reason, res.Steps, tt.wantReason)
+				t.Errorf("stop reason %s with %d calls: result = %s/%d steps, want %s/1",
+					tt.assistant.StopReason, len(calls), res.Reason, res.Steps, tt.wantReason)
 			}
 			if got := model.Calls(); got != 1 {
 				t.Errorf("model requests = %d, want 1", got)
 			}
+			ch07CheckSkipped(t, res.Messages, tt.assistant, tt.wantSkip)
 			want := []Message{ch07Input()[0], tt.assistant}
 			var wantKinds []string
-			for _, call := range tt.assistant.ToolCalls() {
+			for _, call := range calls {
 				want = append(want, ToolResultMessage{
 					ToolCallID: call.ID,
 					ToolName:   call.Name,
-					Content:    []ContentBlock{Text(SkipExplanation(tt.wantSkip))},
+					Content:    []ContentBlock{Text(ch07SkipTexts[tt.wantSkip])},
 					Details:    map[string]any{"skipped": true, "reason": tt.wantSkip},
 					IsError:    true,
 				})
@@ -531,6 +833,35 @@ func TestLab7_3_非执行终态_其余分支(t *testing.T) {
 			rec.checkOneTurnEnd(t, res)
 		})
 	}
+
+	t.Run("stream without a final event", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		exec := &ch07CountingExecutor{}
+		rec := newCh07Recorder()
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context:         AgentContext{Messages: ch07Input()},
+			Model:           ch07CutModel{},
+			Tools:           MustRegistry(),
+			ExecuteToolCall: exec.execute,
+			OnEvent:         rec.onEvent,
+		})
+		if res.Reason != RunError || res.Steps != 1 {
+			t.Errorf("a stream without a final event: result = %s/%d steps, want error/1", res.Reason, res.Steps)
+		}
+		if got := ch07Roles(res.Messages); got != "user → assistant" {
+			t.Fatalf("transcript roles = %s, want user → assistant: the failed turn's assistant is appended like any other", got)
+		}
+		got, _ := res.Messages[1].(AssistantMessage)
+		if got.StopReason != StopReasonError || !strings.Contains(got.ErrorMessage, "stream ended without a terminal event") {
+			t.Errorf("assistant of a stream without a final event: stop reason %q, ErrorMessage %q; want error, with the stream's error (%q)",
+				got.StopReason, got.ErrorMessage, "tinypi: stream ended without a terminal event")
+		}
+		want := []string{"model_event:start", "model_event:text_delta", "assistant_message:error", "turn_end:error/1"}
+		if diff := cmp.Diff(want, rec.kinds()); diff != "" {
+			t.Errorf("events (-want +got):\n%s", diff)
+		}
+		rec.checkOneTurnEnd(t, res)
+	})
 }
 
 // --- Lab 7.4 -----------------------------------------------------------------------------------
@@ -546,12 +877,17 @@ func TestLab7_4_并发工具_完成顺序(t *testing.T) {
 		StopReason: StopReasonToolUse,
 	}
 	model := NewScriptedModel(batch, ch07FinalAnswer())
-	rec := &ch07Recorder{}
+	rec := newCh07Recorder()
 
-	// The gate: slow returns only after fast has finished, so fast completes first. A loop
-	// that runs the calls one after another would never let slow through; the guard turns
-	// that into a failure instead of a hung test.
-	fastDone := make(chan struct{})
+	// slow returns only after the loop has reported fast's tool_end, so fast completes first
+	// whatever the scheduler does. A loop that runs the calls one after another never reports
+	// it while slow runs; the guard turns that into a failure instead of a hung test.
+	fastEnded := newCh07Latch()
+	rec.hook = func(e LoopEvent) {
+		if end, ok := e.(ToolEndEvent); ok && end.Result.ToolCallID == "fast-call" {
+			fastEnded.open()
+		}
+	}
 	var mu sync.Mutex
 	startsSeen := map[string]int{}
 	executor := func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
@@ -562,13 +898,12 @@ func TestLab7_4_并发工具_完成顺序(t *testing.T) {
 		text := "done " + call.ID
 		switch call.ID {
 		case "fast-call":
-			close(fastDone)
+			exec.Progress(Text("fast-call working"))
 		case "slow-call":
-			select {
-			case <-fastDone:
-			case <-time.After(10 * time.Second):
-				text = "slow-call gave up: fast-call never finished while slow-call ran (calls are not concurrent)"
+			if n < 2 || !fastEnded.wait() {
+				text = "slow-call gave up: fast-call's tool_end never came while slow-call ran (calls are not concurrent)"
 			}
+			exec.Progress(Text("slow-call working"))
 		}
 		return ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: []ContentBlock{Text(text)}}, nil
 	}
@@ -586,9 +921,13 @@ func TestLab7_4_并发工具_完成顺序(t *testing.T) {
 		t.Errorf("tool_start events seen when each call began = %v, want 2 for both: announce the whole batch first", startsSeen)
 	}
 	mu.Unlock()
-	wantToolKinds := []string{"tool_start:slow-call", "tool_start:fast-call", "tool_end:fast-call", "tool_end:slow-call"}
+	wantToolKinds := []string{
+		"tool_start:slow-call", "tool_start:fast-call",
+		"tool_progress:fast-call", "tool_end:fast-call",
+		"tool_progress:slow-call", "tool_end:slow-call",
+	}
 	if diff := cmp.Diff(wantToolKinds, rec.kindsWithPrefix("tool_")); diff != "" {
-		t.Errorf("tool events (-want +got): starts in call order, ends in completion order:\n%s", diff)
+		t.Errorf("tool events (-want +got): starts in call order, progress under its own call, ends in completion order:\n%s", diff)
 	}
 	result := func(id, name string) ToolResultMessage {
 		return ToolResultMessage{ToolCallID: id, ToolName: name, Content: []ContentBlock{Text("done " + id)}}
@@ -606,6 +945,66 @@ func TestLab7_4_并发工具_完成顺序(t *testing.T) {
 		}
 	}
 	rec.checkOneTurnEnd(t, res)
+
+	t.Run("two calls report progress at once", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		batch := AssistantMessage{
+			Content: []ContentBlock{
+				ToolCall{ID: "call-a", Name: "read", Arguments: `{"path":"a.md"}`},
+				ToolCall{ID: "call-b", Name: "read", Arguments: `{"path":"b.md"}`},
+			},
+			StopReason: StopReasonToolUse,
+		}
+		rec := newCh07Recorder()
+		// The first tool_progress stays inside OnEvent until a second OnEvent call overlaps it:
+		// with OnEvent serialised that never happens, and the bounded wait ends. It only gives
+		// an overlap the chance to show; a correct loop passes whatever the timing.
+		var held atomic.Bool
+		rec.hook = func(e LoopEvent) {
+			if _, ok := e.(ToolProgressEvent); ok && held.CompareAndSwap(false, true) {
+				select {
+				case <-rec.overlapped():
+				case <-time.After(200 * time.Millisecond):
+				}
+			}
+		}
+		running := map[string]*ch07Latch{"call-a": newCh07Latch(), "call-b": newCh07Latch()}
+		executor := func(_ context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+			other := map[string]string{"call-a": "call-b", "call-b": "call-a"}[call.ID]
+			running[call.ID].open()
+			text := "read " + call.ID
+			if !running[other].wait() {
+				text = call.ID + " gave up: " + other + " never ran at the same time"
+			}
+			exec.Progress(Text("progress of " + call.ID))
+			return ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: []ContentBlock{Text(text)}}, nil
+		}
+		res := ch07Run(t, context.Background(), AgentLoopOptions{
+			Context:         AgentContext{Messages: ch07Input()},
+			Model:           NewScriptedModel(batch, ch07FinalAnswer()),
+			Tools:           MustRegistry(),
+			ExecuteToolCall: executor,
+			OnEvent:         rec.onEvent,
+		})
+		rec.checkSerial(t)
+		var progress int
+		for _, e := range rec.snapshot() {
+			if p, ok := e.(ToolProgressEvent); ok {
+				progress++
+				if want := "progress of " + p.CallID; TextOf(p.Content) != want {
+					t.Errorf("tool_progress %q reported under call id %q: each call's progress carries its own id", TextOf(p.Content), p.CallID)
+				}
+			}
+		}
+		if progress != 2 {
+			t.Errorf("tool_progress events = %d, want 2", progress)
+		}
+		if res.Reason != RunStop || res.Steps != 2 {
+			t.Errorf("result = %s/%d steps, want stop/2", res.Reason, res.Steps)
+		}
+		ch07CheckPaired(t, res.Messages)
+		rec.checkOneTurnEnd(t, res)
+	})
 }
 
 func TestLab7_4_并发工具_单项失败(t *testing.T) {
@@ -619,8 +1018,10 @@ func TestLab7_4_并发工具_单项失败(t *testing.T) {
 		StopReason: StopReasonToolUse,
 	}
 	model := NewScriptedModel(batch, ch07FinalAnswer())
-	rec := &ch07Recorder{}
+	rec := newCh07Recorder()
+	var executions atomic.Int32
 	executor := func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+		executions.Add(1)
 		switch call.ID {
 		case "err-call":
 			return ToolResultMessage{}, errors.New("missing.md: no such file")
@@ -638,6 +1039,9 @@ func TestLab7_4_并发工具_单项失败(t *testing.T) {
 		OnEvent:         rec.onEvent,
 	})
 
+	if got := executions.Load(); got != 3 {
+		t.Errorf("executor calls = %d, want 3: every call of the batch runs", got)
+	}
 	if res.Reason != RunStop || res.Steps != 2 || model.Calls() != 2 {
 		t.Errorf("result = %s/%d steps with %d model requests, want stop/2 with 2: one failed call does not end the run", res.Reason, res.Steps, model.Calls())
 	}
@@ -645,17 +1049,21 @@ func TestLab7_4_并发工具_单项失败(t *testing.T) {
 	if len(res.Messages) != 6 {
 		t.Fatalf("transcript roles = %s, want user → assistant → toolResult ×3 → assistant", ch07Roles(res.Messages))
 	}
+	// Each result is looked up by its call: the order of results is the completion-order test's
+	// business.
+	gotOK, _ := ch07ResultOf(res.Messages, "ok-call")
 	wantOK := ToolResultMessage{ToolCallID: "ok-call", ToolName: "read", Content: []ContentBlock{Text("# tiny-pi")}}
-	if diff := cmp.Diff(wantOK, res.Messages[2], ch07Cmp...); diff != "" {
+	if diff := cmp.Diff(wantOK, gotOK, ch07Cmp...); diff != "" {
 		t.Errorf("the successful call's result must be kept (-want +got):\n%s", diff)
 	}
+	gotErr, _ := ch07ResultOf(res.Messages, "err-call")
 	wantErr := ToolResultMessage{ToolCallID: "err-call", ToolName: "read", Content: []ContentBlock{Text("missing.md: no such file")}, IsError: true}
-	if diff := cmp.Diff(wantErr, res.Messages[3], ch07Cmp...); diff != "" {
+	if diff := cmp.Diff(wantErr, gotErr, ch07Cmp...); diff != "" {
 		t.Errorf("a failed execution becomes an error result with the error's message (-want +got):\n%s", diff)
 	}
-	panicked, ok := res.Messages[4].(ToolResultMessage)
-	if !ok || panicked.ToolCallID != "panic-call" || panicked.ToolName != "read" || !panicked.IsError {
-		t.Errorf("result for the panicking executor = %+v, want an error result for panic-call", res.Messages[4])
+	panicked, ok := ch07ResultOf(res.Messages, "panic-call")
+	if !ok || panicked.ToolName != "read" || !panicked.IsError {
+		t.Errorf("result for the panicking executor = %+v, want an error result for panic-call", panicked)
 	} else {
 		text := TextOf(panicked.Content)
 		if !strings.Contains(text, "executor bug") || strings.Contains(text, "goroutine") || strings.Contains(text, ".go:") {
@@ -667,10 +1075,39 @@ func TestLab7_4_并发工具_单项失败(t *testing.T) {
 
 // --- Lab 7.5 -----------------------------------------------------------------------------------
 
+// ch07CancelAwareModel streams a start event and then waits for its request's ctx: when ctx is
+// cancelled it ends the response aborted, as a real provider does. A ctx that can never be
+// cancelled gets an immediate answer that says so, and the guard ends a wait that would hang.
+type ch07CancelAwareModel struct{ calls atomic.Int32 }
+
+func (m *ch07CancelAwareModel) Stream(ctx context.Context, req Request) *AssistantStream {
+	m.calls.Add(1)
+	stream := NewAssistantStream()
+	answer := func(text string) {
+		stream.Push(DoneEvent{Message: AssistantMessage{Content: []ContentBlock{Text(text)}, StopReason: StopReasonStop}})
+	}
+	if ctx.Done() == nil {
+		stream.Push(StartEvent{})
+		answer("the model's context can never be cancelled")
+		return stream
+	}
+	go func() {
+		defer stream.Close()
+		stream.Push(StartEvent{})
+		select {
+		case <-ctx.Done():
+			stream.Push(ErrorEvent{Message: AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: "request cancelled"}})
+		case <-time.After(ch07Guard):
+			answer("the model's context was never cancelled")
+		}
+	}()
+	return stream
+}
+
 func TestLab7_5_取消与上限_预取消(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	model := NewScriptedModel(ch07FinalAnswer())
-	rec := &ch07Recorder{}
+	rec := newCh07Recorder()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 
@@ -694,6 +1131,68 @@ func TestLab7_5_取消与上限_预取消(t *testing.T) {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
 	rec.checkOneTurnEnd(t, res)
+
+	t.Run("during the model's stream", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rec := newCh07Recorder()
+		rec.hook = func(e LoopEvent) {
+			if m, ok := e.(ModelEvent); ok && m.Event.EventType() == "start" {
+				cancel() // Ctrl-C while the model is answering
+			}
+		}
+		model := &ch07CancelAwareModel{}
+		res := ch07Run(t, ctx, AgentLoopOptions{
+			Context: AgentContext{Messages: ch07Input()},
+			Model:   model,
+			Tools:   MustRegistry(),
+			OnEvent: rec.onEvent,
+		})
+		if res.Reason != RunAborted || res.Steps != 1 {
+			t.Errorf("cancelled during the model's stream: result = %s/%d steps, want aborted/1 (the model gets the run's ctx)", res.Reason, res.Steps)
+		}
+		if got := model.calls.Load(); got != 1 {
+			t.Errorf("model requests = %d, want 1", got)
+		}
+		want := []Message{ch07Input()[0], AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: "request cancelled"}}
+		if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+			t.Errorf("transcript (-want +got): the aborted answer is kept:\n%s", diff)
+		}
+		rec.checkOneTurnEnd(t, res)
+	})
+
+	t.Run("after the model asked for tools", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		rec := newCh07Recorder()
+		rec.hook = func(e LoopEvent) {
+			if _, ok := e.(AssistantMessageEvent); ok {
+				cancel() // Ctrl-C after the model's answer arrived, before its call ran
+			}
+		}
+		model := NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())
+		exec := &ch07CountingExecutor{}
+		res := ch07Run(t, ctx, AgentLoopOptions{
+			Context:         AgentContext{Messages: ch07Input()},
+			Model:           model,
+			Tools:           MustRegistry(),
+			ExecuteToolCall: exec.execute,
+			OnEvent:         rec.onEvent,
+		})
+		if got := ch07Roles(res.Messages); got != "user → assistant → toolResult" {
+			t.Errorf("transcript roles = %s, want user → assistant → toolResult: the call of the cancelled turn still gets its result", got)
+		}
+		ch07CheckPaired(t, res.Messages)
+		if res.Reason != RunAborted || res.Steps != 1 {
+			t.Errorf("result = %s/%d steps, want aborted/1", res.Reason, res.Steps)
+		}
+		if got := model.Calls(); got != 1 {
+			t.Errorf("model requests = %d, want 1", got)
+		}
+		rec.checkOneTurnEnd(t, res)
+	})
 }
 
 func TestLab7_5_取消与上限_工具后取消(t *testing.T) {
@@ -703,7 +1202,7 @@ func TestLab7_5_取消与上限_工具后取消(t *testing.T) {
 		t.Run(fmt.Sprintf("MaxSteps %d", maxSteps), func(t *testing.T) {
 			defer goleak.VerifyNone(t)
 			model := NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())
-			rec := &ch07Recorder{}
+			rec := newCh07Recorder()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var executions atomic.Int32
@@ -738,6 +1237,69 @@ func TestLab7_5_取消与上限_工具后取消(t *testing.T) {
 			rec.checkOneTurnEnd(t, res)
 		})
 	}
+
+	t.Run("parallel batch", func(t *testing.T) {
+		defer goleak.VerifyNone(t)
+		batch := AssistantMessage{
+			Content: []ContentBlock{
+				ToolCall{ID: "call-a", Name: "read", Arguments: `{"path":"a.md"}`},
+				ToolCall{ID: "call-b", Name: "read", Arguments: `{"path":"b.md"}`},
+			},
+			StopReason: StopReasonToolUse,
+		}
+		model := NewScriptedModel(batch, ch07FinalAnswer())
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// call-a cancels the run and returns; call-b is still running and returns only after
+		// the loop has reported call-a's tool_end, looking at its own ctx first.
+		aEnded := newCh07Latch()
+		rec := newCh07Recorder()
+		rec.hook = func(e LoopEvent) {
+			if end, ok := e.(ToolEndEvent); ok && end.Result.ToolCallID == "call-a" {
+				aEnded.open()
+			}
+		}
+		var bSawCancel atomic.Bool
+		bDone := make(chan struct{})
+		executor := func(ctx context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
+			if call.ID == "call-a" {
+				cancel()
+			} else {
+				defer close(bDone)
+				aEnded.wait()
+				bSawCancel.Store(ctx.Err() != nil)
+			}
+			return ToolResultMessage{ToolCallID: call.ID, ToolName: call.Name, Content: []ContentBlock{Text("read " + call.ID)}}, nil
+		}
+		res := ch07Run(t, ctx, AgentLoopOptions{
+			Context:         AgentContext{Messages: ch07Input()},
+			Model:           model,
+			Tools:           MustRegistry(),
+			ExecuteToolCall: executor,
+			OnEvent:         rec.onEvent,
+		})
+		aEnded.open()
+		<-bDone
+
+		if !bSawCancel.Load() {
+			t.Errorf("call-b's context was not cancelled when the run's was: every call of a parallel batch runs with the run's ctx")
+		}
+		wantKinds := []string{"tool_start:call-a", "tool_start:call-b", "tool_end:call-a", "tool_end:call-b"}
+		if diff := cmp.Diff(wantKinds, rec.kindsWithPrefix("tool_")); diff != "" {
+			t.Errorf("tool events (-want +got): after a cancel the loop still waits for every running call:\n%s", diff)
+		}
+		result := func(id string) ToolResultMessage {
+			return ToolResultMessage{ToolCallID: id, ToolName: "read", Content: []ContentBlock{Text("read " + id)}}
+		}
+		want := []Message{ch07Input()[0], batch, result("call-a"), result("call-b")}
+		if diff := cmp.Diff(want, res.Messages, ch07Cmp...); diff != "" {
+			t.Errorf("transcript (-want +got): both results kept, no new request:\n%s", diff)
+		}
+		if res.Reason != RunAborted || res.Steps != 1 || model.Calls() != 1 {
+			t.Errorf("result = %s/%d steps with %d model requests, want aborted/1 with 1", res.Reason, res.Steps, model.Calls())
+		}
+		rec.checkOneTurnEnd(t, res)
+	})
 }
 
 func TestLab7_5_取消与上限_MaxSteps(t *testing.T) {
@@ -745,7 +1307,7 @@ func TestLab7_5_取消与上限_MaxSteps(t *testing.T) {
 		defer goleak.VerifyNone(t)
 		model := NewScriptedModel(ch07FirstAnswer(), ch07FinalAnswer())
 		exec := &ch07CountingExecutor{}
-		rec := &ch07Recorder{}
+		rec := newCh07Recorder()
 		res := ch07Run(t, context.Background(), AgentLoopOptions{
 			Context:         AgentContext{Messages: ch07Input()},
 			Model:           model,
@@ -777,7 +1339,7 @@ func TestLab7_5_取消与上限_MaxSteps(t *testing.T) {
 		}
 		model := NewScriptedModel(script...)
 		exec := &ch07CountingExecutor{}
-		rec := &ch07Recorder{}
+		rec := newCh07Recorder()
 		res := ch07Run(t, context.Background(), AgentLoopOptions{
 			Context:         AgentContext{Messages: ch07Input()},
 			Model:           model,
