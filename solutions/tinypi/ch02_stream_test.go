@@ -170,8 +170,9 @@ func TestLab2_1_事件先到_多个读者(t *testing.T) {
 		s.Push("late") // after Close: dropped
 		want := []string{"a", "b"}
 		for reader := range 3 {
-			if diff := cmp.Diff(want, ch02Collect(s)); diff != "" {
-				t.Errorf("reader %d (-want +got):\n%s\neach reader sees every event; nothing is pushed after Close", reader, diff)
+			got := ch02Collect(s)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("reader %d read %d events, want 2 (-want +got):\n%s\neach reader sees every event; nothing is pushed after Close", reader, len(got), diff)
 			}
 		}
 	})
