@@ -185,6 +185,10 @@ func TestLab1_3_迭代器_提前停止(t *testing.T) {
 	calls = 0
 	SequentialIDs("id-")(func(string) bool {
 		calls++
+		if calls > 2 {
+			// The sequence is infinite: without this it would never return.
+			t.Fatalf("SequentialIDs: yield called again after it returned false; an infinite sequence must stop when yield returns false")
+		}
 		return calls < 2
 	})
 	if calls != 2 {
@@ -305,6 +309,9 @@ func TestLab1_5_按位写回_单项失败(t *testing.T) {
 		}
 		return strings.ToUpper(s), nil
 	})
+	if len(results) == 3 && results[1] != "" {
+		t.Errorf("results[1] = %q, want \"\": the failed item's slot holds the zero value, not fn's partial result", results[1])
+	}
 	if diff := cmp.Diff([]string{"A", "", "C"}, results); diff != "" {
 		t.Errorf("results (-want +got):\n%s\nthe failed item's slot holds the zero value; the others keep their results", diff)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -77,6 +78,15 @@ func (r *ch02Reader) received() []string {
 	}
 }
 
+// pollCheck is called when a waiting reader has not received an event that was pushed: it lets
+// the bubble's fake clock run for a minute and returns what the reader received meanwhile. A
+// reader woken by Push has it at once; a reader that got it only now polls with a sleep.
+func (r *ch02Reader) pollCheck() []string {
+	time.Sleep(time.Minute)
+	synctest.Wait()
+	return r.received()
+}
+
 // finished reports whether the reader has returned; it fails the test if the reader panicked.
 func (r *ch02Reader) finished(t *testing.T) bool {
 	t.Helper()
@@ -92,6 +102,46 @@ func (r *ch02Reader) finished(t *testing.T) bool {
 		return true
 	default:
 		return false
+	}
+}
+
+// ch02Result calls Result in its own goroutine; outcome reports what it returned, once it has.
+type ch02Result struct {
+	out chan ch02Outcome
+}
+
+type ch02Outcome struct {
+	result string
+	err    error
+	panic  any
+}
+
+func ch02StartResult(s *EventStream[string, string]) *ch02Result {
+	r := &ch02Result{out: make(chan ch02Outcome, 1)}
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				r.out <- ch02Outcome{panic: p}
+			}
+		}()
+		result, err := s.Result()
+		r.out <- ch02Outcome{result: result, err: err}
+	}()
+	return r
+}
+
+// outcome returns what Result returned and true, or false while it has not returned. It fails
+// the test if Result panicked. Call it after synctest.Wait, so that "not yet" means "waiting".
+func (r *ch02Result) outcome(t *testing.T) (ch02Outcome, bool) {
+	t.Helper()
+	select {
+	case o := <-r.out:
+		if o.panic != nil {
+			failOnPanic(t, o.panic)
+		}
+		return o, true
+	default:
+		return ch02Outcome{}, false
 	}
 }
 
@@ -120,8 +170,9 @@ func TestLab2_1_事件先到_多个读者(t *testing.T) {
 		s.Push("late") // after Close: dropped
 		want := []string{"a", "b"}
 		for reader := range 3 {
-			if diff := cmp.Diff(want, ch02Collect(s)); diff != "" {
-				t.Errorf("reader %d (-want +got):\n%s\neach reader sees every event; nothing is pushed after Close", reader, diff)
+			got := ch02Collect(s)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("reader %d read %d events, want 2 (-want +got):\n%s\neach reader sees every event; nothing is pushed after Close", reader, len(got), diff)
 			}
 		}
 	})
@@ -164,7 +215,13 @@ func TestLab2_2_读者先等(t *testing.T) {
 		for _, e := range []string{"start", "delta", "end"} {
 			s.Push(e)
 			synctest.Wait() // the reader has taken the event and waits again
-			if diff := cmp.Diff([]string{e}, r.received()); diff != "" {
+			got := r.received()
+			if len(got) == 0 {
+				if late := r.pollCheck(); len(late) > 0 {
+					t.Fatalf("after Push(%q) the waiting reader got nothing until time passed, then %q: it polls with a sleep; it must sleep on s.changed and be woken by Push", e, late)
+				}
+			}
+			if diff := cmp.Diff([]string{e}, got); diff != "" {
 				t.Fatalf("after Push(%q) the waiting reader got (-want +got):\n%s", e, diff)
 			}
 			if r.finished(t) {
@@ -192,8 +249,19 @@ func TestLab2_2_读者先等_多个读者(t *testing.T) {
 		}
 		s.Push("a")
 		synctest.Wait()
+		got := make([][]string, len(readers))
 		for i, r := range readers {
-			if diff := cmp.Diff([]string{"a"}, r.received()); diff != "" {
+			got[i] = r.received()
+		}
+		for i, r := range readers {
+			if len(got[i]) == 0 {
+				if late := r.pollCheck(); len(late) > 0 {
+					t.Fatalf("reader %d got the first event only after time passed: it polls with a sleep; every waiting reader must be woken by Push", i)
+				}
+			}
+		}
+		for i := range readers {
+			if diff := cmp.Diff([]string{"a"}, got[i]); diff != "" {
 				t.Errorf("reader %d after the first Push (-want +got):\n%s\nevery waiting reader must be woken, not just one", i, diff)
 			}
 		}
@@ -220,10 +288,26 @@ func TestLab2_3_终止事件_迭代与结果(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
 		defer guardLab(t)
 		s := ch02Stream()
+		early := ch02StartResult(s)
+		synctest.Wait() // the early caller is inside Result, waiting for the end
+		if o, ok := early.outcome(t); ok {
+			t.Fatalf("Result() returned %q, %v before the stream ended; it must wait for a terminal event or Close", o.result, o.err)
+		}
 		s.Push("start")
 		s.Push("delta")
 		s.Push("done:hello")
 		// No Close: the terminal event alone ends the stream.
+		synctest.Wait()
+		o, ok := early.outcome(t)
+		if !ok {
+			s.Close() // release the caller, so that the bubble can end
+			synctest.Wait()
+			t.Fatal("Result() still waits after the terminal event \"done:hello\"; a terminal event ends the stream")
+		}
+		if o.err != nil || o.result != "hello" {
+			t.Errorf("Result() called before the events = %q, %v; want \"hello\", nil", o.result, o.err)
+		}
+		// A caller that comes after the end gets the same result at once.
 		result, err := s.Result()
 		if err != nil || result != "hello" {
 			t.Errorf("Result() = %q, %v; want \"hello\", nil", result, err)
@@ -238,33 +322,21 @@ func TestLab2_3_终止事件_关闭不挂起(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
 		defer guardLab(t)
 		s := ch02Stream()
-		type outcome struct {
-			result string
-			err    error
-			panic  any
+		caller := ch02StartResult(s)
+		synctest.Wait() // the caller is inside Result, waiting for the end of the stream
+		if o, ok := caller.outcome(t); ok {
+			t.Fatalf("Result() returned %q, %v before the stream ended; it must wait for a terminal event or Close", o.result, o.err)
 		}
-		out := make(chan outcome, 1)
-		go func() {
-			defer func() {
-				if p := recover(); p != nil {
-					out <- outcome{panic: p}
-				}
-			}()
-			result, err := s.Result()
-			out <- outcome{result: result, err: err}
-		}()
-		synctest.Wait() // Result waits for the end of the stream
 		s.Push("start")
+		synctest.Wait()
+		if o, ok := caller.outcome(t); ok {
+			t.Fatalf("Result() returned %q, %v after a non-terminal event; it must wait for a terminal event or Close", o.result, o.err)
+		}
 		s.Close() // the producer gives up without a terminal event
 		synctest.Wait()
-		var o outcome
-		select {
-		case o = <-out:
-		default:
+		o, ok := caller.outcome(t)
+		if !ok {
 			t.Fatal("Result still waits after Close; a closed stream must release its readers")
-		}
-		if o.panic != nil {
-			t.Fatalf("%v", o.panic)
 		}
 		if !errors.Is(o.err, ErrIncompleteStream) {
 			t.Errorf("Result() error = %v, want ErrIncompleteStream", o.err)

@@ -2,6 +2,7 @@ package tinypi
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -104,28 +105,45 @@ func TestLab3_2_深拷贝_内容(t *testing.T) {
 		t.Fatalf("the copy differs from the original (-want +got):\n%s", diff)
 	}
 
-	// Change the copy everywhere a shallow copy would share memory with the original.
+	// Change every content block of the copy in place, where a shallow copy shares memory with
+	// the original, then replace a whole message and append one.
+	for _, m := range clone {
+		content := ch03Content(m)
+		for j := range content {
+			content[j] = Text("changed in the copy")
+		}
+	}
 	clone[0] = UserText("replaced")
-	assistant := clone[1].(AssistantMessage)
-	assistant.Content[1] = Text("changed text")
-	assistant.Content[2] = ToolCall{ID: "call-9", Name: "rm"}
-	user := clone[0].(UserMessage)
-	user.Content[0] = Text("changed again")
-	result := clone[2].(ToolResultMessage)
-	result.Content[0] = Text("changed result")
 	_ = append(clone, UserText("one more"))
 
-	if diff := cmp.Diff(ch03Transcript(), original); diff != "" {
-		t.Errorf("changing the copy changed the original (-want +got):\n%s", diff)
+	want := ch03Transcript()
+	for i := range want {
+		if diff := cmp.Diff(want[i], original[i]); diff != "" {
+			t.Errorf("changing the content of the copy's message %d (%s) changed the original (-want +got):\n%s\ncopy the Content slice of every kind of message",
+				i, want[i].MessageRole(), diff)
+		}
 	}
 	if CloneMessages(nil) != nil {
 		t.Errorf("CloneMessages(nil) must stay nil")
 	}
 }
 
+// ch03Content returns the content slice of m (sharing its backing array).
+func ch03Content(m Message) []ContentBlock {
+	switch m := m.(type) {
+	case UserMessage:
+		return m.Content
+	case AssistantMessage:
+		return m.Content
+	case ToolResultMessage:
+		return m.Content
+	}
+	return nil
+}
+
 func TestLab3_2_深拷贝_细节(t *testing.T) {
 	defer guardLab(t)
-	original := ch03Transcript()[2]
+	original := ch03Transcript()[2].(ToolResultMessage)
 	clone := CloneMessage(original).(ToolResultMessage)
 
 	clone.Details["path"] = "other.md"
@@ -133,8 +151,18 @@ func TestLab3_2_深拷贝_细节(t *testing.T) {
 	clone.Details["stat"].(map[string]any)["size"] = 0.0
 	delete(clone.Details, "stat")
 
-	if diff := cmp.Diff(ch03Transcript()[2], original); diff != "" {
-		t.Errorf("changing the copy's details changed the original (-want +got):\n%s\nnested maps and slices must be copied too", diff)
+	// Name the details that changed: the outer map, a nested slice and a nested map are three
+	// places a copy can stop too early.
+	want := ch03Transcript()[2].(ToolResultMessage)
+	var changed []string
+	for _, key := range []string{"lines", "path", "stat"} {
+		if !cmp.Equal(want.Details[key], original.Details[key]) {
+			changed = append(changed, key)
+		}
+	}
+	if diff := cmp.Diff(want, original); diff != "" {
+		t.Errorf("changing the copy's details changed the original's %s (-want +got):\n%s\nnested maps and slices must be copied too",
+			strings.Join(changed, ", "), diff)
 	}
 	if got := CloneMessage(ToolResultMessage{ToolCallID: "x"}).(ToolResultMessage); got.Details != nil {
 		t.Errorf("nil details cloned to %v, want nil", got.Details)
@@ -216,6 +244,21 @@ func TestLab3_3_JSON往返_拒绝未知类型(t *testing.T) {
 				t.Errorf("%s: error %q does not contain %q", tt.name, err, part)
 			}
 		}
+	}
+	// The decoder's own error stays reachable through the chain (%w, not %v).
+	if _, err := UnmarshalMessage([]byte(`{"role":`)); err != nil {
+		var syntax *json.SyntaxError
+		if !errors.As(err, &syntax) {
+			t.Errorf("not JSON: errors.As(err, *json.SyntaxError) = false for %q; wrap the decoder's error with %%w", err)
+		}
+	}
+	if _, err := UnmarshalMessage([]byte(`{"role":"user","timestamp":"soon"}`)); err != nil {
+		var typ *json.UnmarshalTypeError
+		if !errors.As(err, &typ) {
+			t.Errorf("wrong field type: errors.As(err, *json.UnmarshalTypeError) = false for %q; wrap the decoder's error with %%w", err)
+		}
+	} else {
+		t.Errorf(`UnmarshalMessage({"role":"user","timestamp":"soon"}) succeeded, want an error`)
 	}
 	_, err := UnmarshalMessages([]byte(`[{"role":"user","content":[]},{"role":"robot","content":[]}]`))
 	if err == nil || !strings.Contains(err.Error(), "message 1") || !strings.Contains(err.Error(), `"robot"`) {

@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.uber.org/goleak"
 )
 
@@ -65,6 +68,9 @@ func TestLab4_1_内容顺序_事件序列(t *testing.T) {
 		ToolCallEndEvent{ContentIndex: 2, ToolCall: call},
 		TextDeltaEvent{ContentIndex: 3, Delta: "稍等。"},
 		DoneEvent{Message: msg},
+	}
+	if got, wantTypes := ch04Types(events), ch04Types(want); !slices.Equal(got, wantTypes) {
+		t.Errorf("event types of a toolUse response = %v, want %v", got, wantTypes)
 	}
 	if diff := cmp.Diff(want, events); diff != "" {
 		t.Errorf("events of a toolUse response (-want +got):\n%s", diff)
@@ -148,7 +154,6 @@ func TestLab4_2_记录请求_按序计数(t *testing.T) {
 	m := NewScriptedModel(
 		AssistantMessage{StopReason: StopReasonStop},
 		AssistantMessage{StopReason: StopReasonStop},
-		AssistantMessage{StopReason: StopReasonStop},
 	)
 	if got := ch04Requests(t, m); len(got) != 0 || m.Calls() != 0 {
 		t.Fatalf("before any request: Requests() = %v, Calls() = %d; want none", got, m.Calls())
@@ -156,12 +161,18 @@ func TestLab4_2_记录请求_按序计数(t *testing.T) {
 	sent := []Request{
 		ch04Ask("第一次"),
 		{SystemPrompt: "另一个系统提示", Messages: []Message{UserText("第二次")}, Tools: []ToolDefinition{{Name: "read"}, {Name: "write"}}},
-		ch04DeepRequest(),
+		ch04DeepRequest(), // the script has run out: answered with an error, and still recorded
 	}
 	for _, req := range sent {
 		ch04Run(t, context.Background(), m, req)
 	}
-	if diff := cmp.Diff(sent, ch04Requests(t, m)); diff != "" {
+	recorded := ch04Requests(t, m)
+	if len(recorded) != len(sent) {
+		t.Errorf("Requests() holds %d requests after %d calls (the last one after the script ran out); every request received is recorded",
+			len(recorded), len(sent))
+	}
+	// A nil slice and an empty one mean the same here: either copy of a missing tool list is right.
+	if diff := cmp.Diff(sent, recorded, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("recorded requests (-sent +recorded):\n%s", diff)
 	}
 	if got := m.Calls(); got != len(sent) {
@@ -177,18 +188,37 @@ func TestLab4_2_记录请求_调用者改动(t *testing.T) {
 	// The caller reuses its request after the call: the record must not follow.
 	ch04Scribble(req)
 	got := ch04Requests(t, m)
-	if diff := cmp.Diff([]Request{ch04DeepRequest()}, got); diff != "" {
-		t.Fatalf("after the caller changed its request, the record changed too (-sent +recorded):\n%s", diff)
+	if len(got) != 1 {
+		t.Fatalf("Requests() holds %d requests after one call, want 1", len(got))
+	}
+	want := ch04DeepRequest()
+	if diff := cmp.Diff(want.Messages, got[0].Messages); diff != "" {
+		t.Fatalf("after the caller changed its request, the recorded messages changed too (-sent +recorded):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Tools, got[0].Tools); diff != "" {
+		t.Fatalf("after the caller changed its request, the recorded tools changed too (-sent +recorded):\n%s", diff)
 	}
 
 	// Whoever reads the record may change what it got without changing the record.
 	ch04Scribble(got[0])
-	if diff := cmp.Diff([]Request{ch04DeepRequest()}, ch04Requests(t, m)); diff != "" {
-		t.Errorf("changing the result of Requests() changed the record (-sent +recorded):\n%s", diff)
+	again := ch04Requests(t, m)
+	if diff := cmp.Diff(want.Messages, again[0].Messages); diff != "" {
+		t.Errorf("changing the messages returned by Requests() changed the record (-sent +recorded):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Tools, again[0].Tools); diff != "" {
+		t.Errorf("changing the tools returned by Requests() changed the record (-sent +recorded):\n%s", diff)
 	}
 }
 
 func TestLab4_2_记录请求_并发(t *testing.T) {
+	// The check with the wide window first, so that its message is the first failure.
+	t.Run("counted means recorded", ch04CountedMeansRecorded)
+	t.Run("sixteen callers", ch04SixteenCallers)
+}
+
+// ch04SixteenCallers sends 16 requests at once and checks that the i-th recorded request is
+// the one that got the i-th scripted answer.
+func ch04SixteenCallers(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	const n = 16
 	script := make([]AssistantMessage, n)
@@ -242,6 +272,47 @@ func TestLab4_2_记录请求_并发(t *testing.T) {
 	}
 }
 
+// ch04CountedMeansRecorded checks that a request is counted and recorded in one step. Its
+// request is large, so copying it takes a while: a model that copies it after counting, outside
+// the lock, shows a counted request that is not recorded yet.
+func ch04CountedMeansRecorded(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	m := NewScriptedModel(AssistantMessage{StopReason: StopReasonStop})
+	details := make(map[string]any, 1<<15)
+	for i := range 1 << 15 {
+		details[strconv.Itoa(i)] = true
+	}
+	big := Request{SystemPrompt: "big", Messages: []Message{ToolResultMessage{
+		ToolCallID: "call-1", ToolName: "read", Details: details,
+	}}}
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		m.Stream(context.Background(), big)
+	}()
+	// Wait until the model reports the request as counted (or the call is over). The loop keeps
+	// this goroutine running, so that it looks at the record as soon as the count changes.
+	for m.Calls() == 0 {
+		select {
+		case p := <-done:
+			if p != nil {
+				callLab(t, func() any { panic(p) })
+			}
+			if m.Calls() == 0 {
+				t.Fatal("Stream returned and Calls() = 0: every request received is counted")
+			}
+			done <- nil // counted just now; the wait below takes this back
+		default:
+		}
+	}
+	if n := len(ch04Requests(t, m)); n != 1 {
+		t.Errorf("Calls() = 1 but Requests() holds %d requests: count and record each request in one step, under the lock that chooses its response", n)
+	}
+	if p := <-done; p != nil {
+		callLab(t, func() any { panic(p) })
+	}
+}
+
 func TestLab4_3_失败终态_错误与中止(t *testing.T) {
 	for _, reason := range []StopReason{StopReasonError, StopReasonAborted} {
 		t.Run(string(reason), func(t *testing.T) {
@@ -249,16 +320,21 @@ func TestLab4_3_失败终态_错误与中止(t *testing.T) {
 				Content:      []ContentBlock{Text("项目名是")},
 				StopReason:   reason,
 				ErrorMessage: "provider: connection reset",
+				Usage:        Usage{Input: 12, Output: 3, Total: 15},
+				ID:           "resp-1",
+				Model:        "scripted",
+				Timestamp:    7,
 			}
 			m := NewScriptedModel(msg)
 			events, result := ch04Run(t, context.Background(), m, ch04Ask("项目名是什么？"))
-			want := []AssistantEvent{
-				StartEvent{},
-				TextDeltaEvent{ContentIndex: 0, Delta: "项目名是"},
-				ErrorEvent{Message: msg},
+			if got, want := ch04Types(events), []string{"start", "text_delta", "error"}; !slices.Equal(got, want) {
+				t.Fatalf("event types = %v, want %v", got, want)
 			}
-			if diff := cmp.Diff(want, events); diff != "" {
-				t.Errorf("events (-want +got):\n%s", diff)
+			if diff := cmp.Diff(ErrorEvent{Message: msg}, events[2]); diff != "" {
+				t.Errorf("the error event does not carry the scripted message (-want +got):\n%s\ncarry the message itself, with its ID, model and usage; do not build a new one", diff)
+			}
+			if diff := cmp.Diff(TextDeltaEvent{ContentIndex: 0, Delta: "项目名是"}, events[1]); diff != "" {
+				t.Errorf("delta (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(msg, result); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
@@ -313,6 +389,9 @@ func TestLab4_4_预先取消_中止事件(t *testing.T) {
 	}
 	if len(result.Content) != 0 {
 		t.Errorf("result content = %v, want none: nothing was streamed", result.Content)
+	}
+	if result.ID != "resp-1" || result.Model != "scripted" {
+		t.Errorf("result ID, Model = %q, %q; want \"resp-1\", \"scripted\": the aborted message keeps the scripted message's ID and model", result.ID, result.Model)
 	}
 	if !strings.Contains(result.ErrorMessage, "cancel") {
 		t.Errorf("ErrorMessage = %q, want it to say the request was cancelled", result.ErrorMessage)

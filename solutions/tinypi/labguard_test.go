@@ -27,6 +27,7 @@ func failOnPanic(t *testing.T, p any) {
 
 // guardLab is deferred by a test (`defer guardLab(t)`) that calls lab code directly.
 func guardLab(t *testing.T) {
+	t.Helper()
 	if p := recover(); p != nil {
 		failOnPanic(t, p)
 	}

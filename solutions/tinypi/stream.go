@@ -6,6 +6,31 @@ import (
 	"sync"
 )
 
+// How readers wait (lab 2.2). A reader that asks for an event that has not arrived sleeps on
+// the stream's condition variable; Push and Close wake every sleeper. Nobody polls: a reader
+// costs nothing while it waits and has its event as soon as it is pushed.
+
+// waitLocked blocks until event i has arrived or the stream has ended. s.mu is held; waiting
+// releases it so that the producer can push.
+func (s *EventStream[E, R]) waitLocked(i int) {
+	//lab:begin 2.2
+	// A wake-up only says "something changed": check again before leaving.
+	for i >= len(s.events) && !s.ended {
+		s.changed.Wait()
+	}
+	//lab:end
+}
+
+// wakeLocked tells every waiting reader that an event arrived or the stream ended. s.mu is
+// held.
+func (s *EventStream[E, R]) wakeLocked() {
+	//lab:begin 2.2
+	s.changed.Broadcast()
+	//lab:stub
+	//	// Lab 2.2: nobody waits yet, so there is nobody to wake.
+	//lab:end
+}
+
 // ErrIncompleteStream is returned by Result when a stream was closed without a terminal event.
 var ErrIncompleteStream = errors.New("tinypi: stream ended without a terminal event")
 
@@ -117,27 +142,6 @@ func (s *EventStream[E, R]) next(i int) (event E, ok bool) {
 		return s.events[i], true
 	}
 	return event, false
-	//lab:end
-}
-
-// waitLocked blocks until event i has arrived or the stream has ended. s.mu is held; waiting
-// releases it so that the producer can push.
-func (s *EventStream[E, R]) waitLocked(i int) {
-	//lab:begin 2.2
-	// A wake-up only says "something changed": check again before leaving.
-	for i >= len(s.events) && !s.ended {
-		s.changed.Wait()
-	}
-	//lab:end
-}
-
-// wakeLocked tells every waiting reader that an event arrived or the stream ended. s.mu is
-// held.
-func (s *EventStream[E, R]) wakeLocked() {
-	//lab:begin 2.2
-	s.changed.Broadcast()
-	//lab:stub
-	//	// Lab 2.2: nobody waits yet, so there is nobody to wake.
 	//lab:end
 }
 
