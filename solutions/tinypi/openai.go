@@ -105,7 +105,7 @@ type openAIFunction struct {
 
 // openAIRequestBody converts our request to the chat completions body:
 //
-//   - the system prompt becomes a first "system" message;
+//   - the system prompt becomes a first "system" message; an empty one sends none;
 //   - a user message becomes a "user" message with its text;
 //   - an assistant message becomes an "assistant" message with its text as content, its
 //     thinking as reasoning_content and its tool calls as tool_calls (arguments as raw text);
