@@ -1248,7 +1248,7 @@ func ch05CheckEndOrder(t *testing.T) {
 			}
 		}
 		if !slices.Equal(ends, want) {
-			t.Fatalf("%d parallel calls: toolcall_end at content indexes %v, want content order %v", calls, ends, want)
+			t.Fatalf("%d parallel calls: toolcall_end events out of content order:\ngot content indexes %v\nwant %v", calls, ends, want)
 		}
 	}
 }
