@@ -257,6 +257,7 @@ func decodeAnthropicStream(body io.Reader, asm *streamAssembler) streamEnd {
 //     initial "input": {} is not used: the input is the concatenation of the input_json_delta
 //     fragments;
 //   - content_block_delta adds text, thinking or an argument fragment to the block at its index;
+//     a delta for an index that never started is a broken stream (an error);
 //   - content_block_stop completes a tool call (toolcall_end);
 //   - message_delta gives the stop reason and cumulative usage;
 //   - message_stop is the terminal marker; error is a provider error; ping and unknown events

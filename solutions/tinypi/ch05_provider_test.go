@@ -378,6 +378,46 @@ var ch05Recordings = map[string]ch05Recording{
 		wantEnds: []int{2, 3},
 	},
 
+	// OpenAI-compatible streams written by hand (lab 5.3): providers differ where the meaning
+	// is still clear.
+	// [DONE] without any finish_reason: complete; tool calls were streamed, so toolUse.
+	"openai_compat_done_without_finish_reason_WRITTEN.sse": {
+		lab: "5.3", api: APIOpenAI, sseEvents: 8, lastEvent: "message",
+		want: AssistantMessage{
+			ID: "chatcmpl-0f3c9a7e5b2d4c81a6e9d07b", Model: "claude-sonnet-4-5",
+			Content: []ContentBlock{
+				ch05Text("I'll check the weather in Paris for you."),
+				ch05Call("toolu_01Q7mJ3x9VbT2kLpR8sW4nYe", "get_weather", `{"city": "Paris", "unit": "celsius"}`),
+			},
+			StopReason: StopReasonToolUse, Usage: Usage{Input: 412, Output: 58, Total: 470},
+		},
+		wantEnds: []int{1},
+	},
+	// delta.content as a list of typed parts: thinking parts and text parts.
+	"openai_compat_mistral_content_parts_WRITTEN.sse": {
+		lab: "5.3", api: APIOpenAI, sseEvents: 7, lastEvent: "message",
+		want: AssistantMessage{
+			ID: "5e0b8c2f7a9d41c3b6f14e2a9c7d8b01", Model: "magistral-medium-2509",
+			Content: []ContentBlock{
+				ch05Thinking("The user asks for 17 times 23. 17*20 = 340 and 17*3 = 51, so 391."),
+				ch05Text("17 × 23 = 391."),
+			},
+			StopReason: StopReasonStop, Usage: Usage{Input: 14, Output: 84, Total: 98},
+		},
+	},
+	// Reasoning only in reasoning_details; the encrypted part carries no text.
+	"openai_compat_openrouter_reasoning_details_only_WRITTEN.sse": {
+		lab: "5.3", api: APIOpenAI, sseEvents: 7, lastEvent: "message",
+		want: AssistantMessage{
+			ID: "gen-1764547400-Qm3pX8vT2rL9kW4nB7cY", Model: "google/gemini-2.5-pro",
+			Content: []ContentBlock{
+				ch05Thinking("**Adding the numbers**\n\nThe user wants the sum of 2 and 3, which is 5."),
+				ch05Text("2 + 3 = 5."),
+			},
+			StopReason: StopReasonStop, Usage: Usage{Input: 9, Output: 87, Total: 96},
+		},
+	},
+
 	// OpenAI-compatible, other endings (lab 5.5).
 	"openai_chat_length_mid_tool_call_DERIVED.sse": {
 		lab: "5.5", api: APIOpenAI, sseEvents: 11, lastEvent: "message",
@@ -627,10 +667,12 @@ func TestLab5_1_SSE分帧_ChunkBoundaries(t *testing.T) {
 	go func() {
 		pw.Write([]byte("data: live\r\r"))
 	}()
-	timer := time.AfterFunc(5*time.Second, func() {
+	// The timer only keeps a hanging reader from hanging the test: when it fires, the reader
+	// waited for a byte after "\r", and that is a failure even if the event came out then.
+	const patience = 5 * time.Second
+	timer := time.AfterFunc(patience, func() {
 		pw.CloseWithError(errors.New("the event was not dispatched when its blank line arrived"))
 	})
-	defer timer.Stop()
 	runLab(t, func() {
 		for e, err := range ReadSSE(pr) {
 			if err != nil {
@@ -642,6 +684,9 @@ func TestLab5_1_SSE分帧_ChunkBoundaries(t *testing.T) {
 			break
 		}
 	})
+	if !timer.Stop() {
+		t.Errorf("the live event ending in \"\\r\\r\" came out only when the stream failed %v later: after \"\\r\", do not wait for the next byte", patience)
+	}
 	pw.Close()
 }
 
@@ -910,21 +955,57 @@ const ch05AnthropicGolden = `{
   ]
 }`
 
-// ch05JSONDiff compares a request body with a golden JSON text, both as decoded JSON values.
-func ch05JSONDiff(t *testing.T, golden string, body any) string {
+// ch05JSON returns v encoded and decoded again as plain JSON values (maps, slices, strings,
+// float64), the way the provider's server reads it.
+func ch05JSON(t *testing.T, v any) map[string]any {
 	t.Helper()
-	data, err := json.Marshal(body)
+	data, err := json.Marshal(v)
 	if err != nil {
 		t.Fatalf("encoding the body: %v", err)
 	}
-	var want, got any
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatalf("body is not a JSON object: %v\n%s", err, data)
+	}
+	return out
+}
+
+// ch05Roles lists the roles of a decoded "messages" array.
+func ch05Roles(messages []any) []string {
+	var roles []string
+	for _, m := range messages {
+		role, _ := m.(map[string]any)["role"].(string)
+		roles = append(roles, role)
+	}
+	return roles
+}
+
+// ch05CompareBody compares a request body with a golden JSON text, both as decoded JSON values.
+// It reports the first difference in domain words: the roles of the messages, then each
+// message, then the rest of the body.
+func ch05CompareBody(t *testing.T, vendor, golden string, body any) {
+	t.Helper()
+	var want map[string]any
 	if err := json.Unmarshal([]byte(golden), &want); err != nil {
 		t.Fatalf("golden is not JSON: %v", err)
 	}
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatalf("body is not JSON: %v", err)
+	got := ch05JSON(t, body)
+	wantMsgs, _ := want["messages"].([]any)
+	gotMsgs, _ := got["messages"].([]any)
+	delete(want, "messages")
+	delete(got, "messages")
+	if wantRoles, gotRoles := ch05Roles(wantMsgs), ch05Roles(gotMsgs); !slices.Equal(wantRoles, gotRoles) {
+		t.Errorf("%s request: message roles %v, want %v", vendor, gotRoles, wantRoles)
+	} else {
+		for i := range wantMsgs {
+			if diff := cmp.Diff(wantMsgs[i], gotMsgs[i]); diff != "" {
+				t.Errorf("%s request: message %d (%s) (-golden +got):\n%s", vendor, i, wantRoles[i], diff)
+			}
+		}
 	}
-	return cmp.Diff(want, got)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s request body apart from the messages (-golden +got):\n%s", vendor, diff)
+	}
 }
 
 func TestLab5_2_出站转换_OpenAIGolden(t *testing.T) {
@@ -936,11 +1017,17 @@ func TestLab5_2_出站转换_OpenAIGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("openAIRequestBody: %v", err)
 	}
-	if diff := ch05JSONDiff(t, ch05OpenAIGolden, body); diff != "" {
-		t.Errorf("OpenAI request body (-golden +got):\n%s", diff)
-	}
+	ch05CompareBody(t, "OpenAI", ch05OpenAIGolden, body)
 	if diff := cmp.Diff(before, req); diff != "" {
 		t.Errorf("conversion changed the request (-before +after):\n%s", diff)
+	}
+
+	// Without a system prompt there is no system message: an empty one says nothing.
+	runLab(t, func() {
+		body, err = openAIRequestBody(ProviderConfig{Model: "m"}, Request{Messages: []Message{UserText("hi")}})
+	})
+	if roles := ch05Roles(ch05JSON(t, body)["messages"].([]any)); err != nil || !slices.Equal(roles, []string{"user"}) {
+		t.Errorf("OpenAI request without a system prompt: message roles %v (error %v), want [user]: an empty system prompt is not sent", roles, err)
 	}
 
 	runLab(t, func() {
@@ -949,6 +1036,30 @@ func TestLab5_2_出站转换_OpenAIGolden(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "bad") {
 		t.Errorf("a tool schema that is not JSON: error %v, want one naming the tool", err)
 	}
+}
+
+// ch05EmptyTextBlock returns a decoded message as text when it has a text block with empty text
+// (also inside a tool result), else "".
+func ch05EmptyTextBlock(message any) string {
+	var walk func(blocks any) bool
+	walk = func(blocks any) bool {
+		list, _ := blocks.([]any)
+		for _, b := range list {
+			block, _ := b.(map[string]any)
+			if text, _ := block["text"].(string); block["type"] == "text" && text == "" {
+				return true
+			}
+			if walk(block["content"]) {
+				return true
+			}
+		}
+		return false
+	}
+	if !walk(message.(map[string]any)["content"]) {
+		return ""
+	}
+	data, _ := json.Marshal(message)
+	return string(data)
 }
 
 func TestLab5_2_出站转换_AnthropicGolden(t *testing.T) {
@@ -960,11 +1071,34 @@ func TestLab5_2_出站转换_AnthropicGolden(t *testing.T) {
 	if err != nil {
 		t.Fatalf("anthropicRequestBody: %v", err)
 	}
-	if diff := ch05JSONDiff(t, ch05AnthropicGolden, body); diff != "" {
-		t.Errorf("Anthropic request body (-golden +got):\n%s", diff)
-	}
+	ch05CompareBody(t, "Anthropic", ch05AnthropicGolden, body)
 	if diff := cmp.Diff(before, req); diff != "" {
 		t.Errorf("conversion changed the request (-before +after):\n%s", diff)
+	}
+
+	// The API rejects empty text blocks and messages without blocks: empty text is dropped,
+	// and a message left with nothing to send is dropped too.
+	runLab(t, func() {
+		body, err = anthropicRequestBody(ProviderConfig{Model: "m"}, Request{Messages: []Message{
+			UserMessage{Content: []ContentBlock{Text(""), Text("Hi")}},
+			AssistantMessage{StopReason: StopReasonStop, Content: []ContentBlock{ThinkingContent{Thinking: "Nothing to say."}, Text("")}},
+			UserText("Still there?"),
+			AssistantMessage{StopReason: StopReasonToolUse, Content: []ContentBlock{Text(""), ToolCall{ID: "call_9", Name: "ls"}}},
+			ToolResultMessage{ToolCallID: "call_9", ToolName: "ls", Content: []ContentBlock{Text("")}},
+		}})
+	})
+	if err != nil {
+		t.Fatalf("anthropicRequestBody with empty text: %v", err)
+	}
+	messages, _ := ch05JSON(t, body)["messages"].([]any)
+	for i, m := range messages {
+		if empty := ch05EmptyTextBlock(m); empty != "" {
+			t.Errorf("Anthropic request has an empty text block; the API rejects it:\nmessage %d: %s", i, empty)
+			break
+		}
+	}
+	if roles, want := ch05Roles(messages), []string{"user", "user", "assistant", "user"}; !slices.Equal(roles, want) {
+		t.Errorf("Anthropic request: message roles %v, want %v: a message left without blocks is not sent", roles, want)
 	}
 
 	// Anthropic requires max_tokens: without one in the config, the default is sent.
@@ -1068,6 +1202,7 @@ func TestLab5_3_OpenAI归一化_Recordings(t *testing.T) {
 
 func TestLab5_3_OpenAI归一化_Events(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ch05CheckEndOrder(t)
 	events, msg, _ := ch05Replay(t, APIOpenAI, ch05RecordingBody(t, "openai_chat_parallel_tool_calls.sse"))
 	add := ToolCall{ID: "call_ehIWdjL1abZk1h8FWGLQ0Hie", Name: "add", Arguments: `{"a": 2, "b": 3}`}
 	multiply := ToolCall{ID: "call_fBSgA47J5VeONggizTIvl7AH", Name: "multiply", Arguments: `{"a": 2, "b": 3}`}
@@ -1090,6 +1225,34 @@ func TestLab5_3_OpenAI归一化_Events(t *testing.T) {
 	}
 }
 
+// ch05CheckEndOrder checks that the toolcall_end events of many parallel calls come in content
+// order. A map's iteration order is random in Go: ending the calls by ranging over the index map
+// gives these twelve calls in content order seldom, and ten replays in a row practically never.
+func ch05CheckEndOrder(t *testing.T) {
+	t.Helper()
+	const calls = 12
+	var events []string
+	var want []int
+	for i := range calls {
+		events = append(events, fmt.Sprintf(`data: {"id":"c9","model":"m9","choices":[{"index":0,"delta":{"tool_calls":[{"index":%d,"id":"call_%d","type":"function","function":{"name":"ls","arguments":"{\"n\":%d}"}}]},"finish_reason":null}]}`, i, i, i))
+		want = append(want, i)
+	}
+	events = append(events, `data: {"id":"c9","model":"m9","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}`, "data: [DONE]")
+	body := ch05Body(events...)
+	for range 10 {
+		replayed, _, _ := ch05Replay(t, APIOpenAI, body)
+		var ends []int
+		for _, e := range replayed {
+			if end, ok := e.(ToolCallEndEvent); ok {
+				ends = append(ends, end.ContentIndex)
+			}
+		}
+		if !slices.Equal(ends, want) {
+			t.Fatalf("%d parallel calls: toolcall_end events out of content order:\ngot content indexes %v\nwant %v", calls, ends, want)
+		}
+	}
+}
+
 func TestLab5_3_OpenAI归一化_InterleavedIndex(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	chunk := func(delta string) string {
@@ -1098,8 +1261,8 @@ func TestLab5_3_OpenAI归一化_InterleavedIndex(t *testing.T) {
 	body := ch05Body(
 		": a comment before anything",
 		chunk(`{"role":"assistant","content":null}`),
-		chunk(`{"reasoning":"Two "}`),
-		chunk(`{"reasoning":"reads."}`),
+		chunk(`{"reasoning":"Two ","reasoning_details":[{"type":"reasoning.text","text":"Two "}]}`),
+		chunk(`{"reasoning":"reads.","reasoning_details":[{"type":"reasoning.text","text":"reads."}]}`),
 		chunk(`{"content":"On it."}`),
 		chunk(`{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"read","arguments":""}}]}`),
 		chunk(`{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{\"path\""}}]}`),
@@ -1124,11 +1287,38 @@ func TestLab5_3_OpenAI归一化_InterleavedIndex(t *testing.T) {
 		StopReason: StopReasonToolUse,
 		Usage:      Usage{Input: 6, Output: 5, CacheRead: 4, Total: 15},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("message (-want +got):\n%s", diff)
-	}
+	ch05CompareMessage(t, want, got)
 	if !slices.Equal(ends, []int{2, 3}) {
 		t.Errorf("toolcall_end at %v, want [2 3]", ends)
+	}
+}
+
+// ch05CompareMessage compares a decoded message with the expected one and reports the first
+// difference in domain words: the kinds of content blocks, each block, the usage, the rest.
+func ch05CompareMessage(t *testing.T, want, got AssistantMessage) {
+	t.Helper()
+	kinds := func(content []ContentBlock) []string {
+		var out []string
+		for _, b := range content {
+			out = append(out, b.BlockType())
+		}
+		return out
+	}
+	if wantKinds, gotKinds := kinds(want.Content), kinds(got.Content); !slices.Equal(wantKinds, gotKinds) {
+		t.Errorf("content blocks %v, want %v", gotKinds, wantKinds)
+	} else {
+		for i := range want.Content {
+			if diff := cmp.Diff(want.Content[i], got.Content[i]); diff != "" {
+				t.Errorf("content block %d (%s) (-want +got):\n%s", i, wantKinds[i], diff)
+			}
+		}
+	}
+	if got.Usage != want.Usage {
+		t.Errorf("usage = %+v, want %+v", got.Usage, want.Usage)
+	}
+	got.Content, got.Usage, want.Content, want.Usage = nil, Usage{}, nil, Usage{}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("message apart from content and usage (-want +got):\n%s", diff)
 	}
 }
 
@@ -1195,9 +1385,7 @@ func TestLab5_4_Anthropic归一化_ThinkingAndIndexes(t *testing.T) {
 		StopReason: StopReasonToolUse,
 		Usage:      Usage{Input: 20, Output: 30, CacheRead: 100, Total: 150},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("message (-want +got):\n%s", diff)
-	}
+	ch05CompareMessage(t, want, got)
 	if !slices.Equal(ends, []int{2}) {
 		t.Errorf("toolcall_end at %v, want [2]", ends)
 	}
@@ -1209,6 +1397,22 @@ func TestLab5_4_Anthropic归一化_ThinkingAndIndexes(t *testing.T) {
 	}
 	if thinking != 2 {
 		t.Errorf("%d thinking deltas at index 0, want 2", thinking)
+	}
+
+	// A delta for a block that never started is a broken stream, not something to skip.
+	body = ch05Body(
+		ev("message_start", `{"type":"message_start","message":{"id":"msg_2","model":"claude-x","usage":{"input_tokens":5}}}`),
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`),
+		ev("content_block_delta", `{"type":"content_block_delta","index":7,"delta":{"type":"text_delta","text":" from nowhere"}}`),
+		ev("content_block_stop", `{"type":"content_block_stop","index":0}`),
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}`),
+		ev("message_stop", `{"type":"message_stop"}`),
+	)
+	events, got, _ = ch05Replay(t, APIAnthropic, body)
+	if _, ok := events[len(events)-1].(ErrorEvent); !ok || got.StopReason != StopReasonError {
+		t.Errorf("a content_block_delta for block 7, which never started: ends with %s (stop reason %q, text %q), want an error event",
+			events[len(events)-1].EventType(), got.StopReason, TextOf(got.Content))
 	}
 }
 
@@ -1291,12 +1495,14 @@ func TestLab5_5_流终态_Cancel(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	// The cancellation's cause belongs in the message: it says why the answer is partial.
+	const why = "the user pressed Esc"
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
 	stream := ch05Provider(t, APIOpenAI, srv).Stream(ctx, Request{Messages: []Message{UserText("hi")}})
 	for e := range stream.All() {
 		if _, ok := e.(TextDeltaEvent); ok {
-			cancel()
+			cancel(errors.New(why))
 		}
 	}
 	events, msg := ch05Collect(t, stream)
@@ -1304,13 +1510,19 @@ func TestLab5_5_流终态_Cancel(t *testing.T) {
 		t.Errorf("after cancel: stop reason %q, text %q (events %v); want aborted with the partial text %q",
 			msg.StopReason, TextOf(msg.Content), ch05Types(events), "Hel")
 	}
+	if !strings.Contains(msg.ErrorMessage, why) {
+		t.Errorf("after cancel: error message %q does not carry the cancellation's cause %q", msg.ErrorMessage, why)
+	}
 
 	// A context cancelled before the call: aborted, and nothing was streamed.
-	done, cancelled := context.WithCancel(context.Background())
-	cancelled()
+	done, cancelled := context.WithCancelCause(context.Background())
+	cancelled(errors.New(why))
 	events, msg = ch05Collect(t, ch05Provider(t, APIAnthropic, srv).Stream(done, Request{Messages: []Message{UserText("hi")}}))
 	if msg.StopReason != StopReasonAborted || len(events) != 1 {
 		t.Errorf("cancelled before the call: stop reason %q, events %v; want one error event, aborted", msg.StopReason, ch05Types(events))
+	}
+	if !strings.Contains(msg.ErrorMessage, why) {
+		t.Errorf("cancelled before the call: error message %q does not carry the cancellation's cause %q", msg.ErrorMessage, why)
 	}
 }
 
@@ -1320,25 +1532,30 @@ func TestLab5_5_流终态_Incomplete(t *testing.T) {
 	anStart := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"model\":\"claude-x\",\"usage\":{\"input_tokens\":3}}}"
 	anText := "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"partial\"}}"
 	anDelta := "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}"
+	oaStop := `data: {"id":"c1","model":"m1","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}`
 	for _, tc := range []struct {
 		name, api string
 		body      []byte
-		want      string
+		want      []string // the error message contains each
 	}{
-		{"openai body ends without finish_reason", APIOpenAI, ch05Body(oaText), "incomplete stream"},
-		{"openai [DONE] without finish_reason", APIOpenAI, ch05Body(oaText, "data: [DONE]"), "incomplete stream"},
-		{"openai chunk that is not JSON", APIOpenAI, ch05Body(oaText, "data: {not json"), "decoding chunk"},
+		// An incomplete stream's message names the marker that never came.
+		{"openai body ends without finish_reason or [DONE]", APIOpenAI, ch05Body(oaText), []string{"incomplete stream", "finish_reason"}},
+		// A chunk that is not JSON breaks the stream, even if a finish_reason follows; the
+		// message carries the JSON error.
+		{"openai chunk that is not JSON", APIOpenAI, ch05Body(oaText, "data: {not json", oaStop, "data: [DONE]"), []string{"invalid character"}},
 		{"openai unknown finish_reason", APIOpenAI,
-			ch05Body(`data: {"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}`, "data: [DONE]"), "content_filter"},
-		{"anthropic body ends without message_stop", APIAnthropic, ch05Body(anStart, anText, anDelta), "incomplete stream"},
-		{"anthropic empty body", APIAnthropic, nil, "incomplete stream"},
+			ch05Body(`data: {"choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}`, "data: [DONE]"), []string{"content_filter"}},
+		{"anthropic body ends without message_stop", APIAnthropic, ch05Body(anStart, anText, anDelta), []string{"incomplete stream", "message_stop"}},
+		{"anthropic empty body", APIAnthropic, nil, []string{"incomplete stream", "message_stop"}},
 	} {
 		events, msg, _ := ch05Replay(t, tc.api, tc.body)
 		if _, ok := events[len(events)-1].(ErrorEvent); !ok || msg.StopReason != StopReasonError {
 			t.Errorf("%s: ends with %s, stop reason %q; want an error event", tc.name, events[len(events)-1].EventType(), msg.StopReason)
 		}
-		if !strings.Contains(msg.ErrorMessage, tc.want) {
-			t.Errorf("%s: error message %q does not contain %q", tc.name, msg.ErrorMessage, tc.want)
+		if !strings.Contains(msg.ErrorMessage, tc.want[0]) {
+			t.Errorf("%s: error message %q does not contain %q", tc.name, msg.ErrorMessage, tc.want[0])
+		} else if len(tc.want) > 1 && !strings.Contains(msg.ErrorMessage, tc.want[1]) {
+			t.Errorf("%s: error message %q does not name the missing marker %q", tc.name, msg.ErrorMessage, tc.want[1])
 		}
 		if strings.HasPrefix(tc.name, "openai body") || strings.HasPrefix(tc.name, "anthropic body") {
 			if TextOf(msg.Content) != "partial" {

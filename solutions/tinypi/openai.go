@@ -1,6 +1,7 @@
 package tinypi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -104,7 +105,7 @@ type openAIFunction struct {
 
 // openAIRequestBody converts our request to the chat completions body:
 //
-//   - the system prompt becomes a first "system" message;
+//   - the system prompt becomes a first "system" message; an empty one sends none;
 //   - a user message becomes a "user" message with its text;
 //   - an assistant message becomes an "assistant" message with its text as content, its
 //     thinking as reasoning_content and its tool calls as tool_calls (arguments as raw text);
@@ -199,11 +200,15 @@ type openAIChoice struct {
 
 // openAIDelta is what one chunk adds to the message.
 type openAIDelta struct {
-	Content string `json:"content"`
+	// Content is the answer's text. Most servers send a string; some (Mistral's reasoning
+	// models) send a list of typed parts instead, so it is kept raw: see openAIContentParts.
+	Content json.RawMessage `json:"content"`
 	// ReasoningContent (DeepSeek and others) and Reasoning (OpenRouter, Groq) both carry the
-	// model's visible reasoning.
+	// model's visible reasoning; ReasoningDetails (OpenRouter) carries it as a list of typed
+	// parts, sometimes as the only copy: see openAIReasoningText.
 	ReasoningContent string                `json:"reasoning_content"`
 	Reasoning        string                `json:"reasoning"`
+	ReasoningDetails json.RawMessage       `json:"reasoning_details"`
 	ToolCalls        []openAIToolCallDelta `json:"tool_calls"`
 }
 
@@ -246,9 +251,10 @@ type openAIDecoder struct {
 	end   streamEnd
 }
 
-// decodeOpenAIStream reads the SSE body until [DONE], an error or the end of the body.
+// decodeOpenAIStream reads the SSE body until [DONE], an error or the end of the body. A body
+// that ends with neither finish_reason nor [DONE] is incomplete.
 func decodeOpenAIStream(body io.Reader, asm *streamAssembler) streamEnd {
-	d := &openAIDecoder{asm: asm, calls: map[int]int{}, end: streamEnd{Terminal: "finish_reason"}}
+	d := &openAIDecoder{asm: asm, calls: map[int]int{}, end: streamEnd{Terminal: "finish_reason or [DONE]"}}
 	if err := forEachSSE(body, d.handle); err != nil {
 		d.end.Err = err
 	}
@@ -259,10 +265,15 @@ func decodeOpenAIStream(body io.Reader, asm *streamAssembler) streamEnd {
 // the finish reason, an error object or event, and a chunk that is not JSON.
 //
 // Reading goes on after finish_reason, because the usage chunk (with "choices": []) and, on
-// some servers, an error chunk come after it; [DONE] or the end of the body stops it.
+// some servers, an error chunk come after it; [DONE] or the end of the body stops it. [DONE]
+// also completes a stream that never sent a finish_reason (some servers omit it): the stream
+// then stopped, or asked for tools when it streamed tool calls.
 func (d *openAIDecoder) handle(event SSEEvent) (stop bool) {
 	//lab:begin 5.3
 	if strings.TrimSpace(event.Data) == "[DONE]" {
+		if !d.end.Complete {
+			d.finish(cmp.Or(d.impliedReason(), "stop"))
+		}
 		return true
 	}
 	var chunk openAIChunk
@@ -294,12 +305,12 @@ func (d *openAIDecoder) handle(event SSEEvent) (stop bool) {
 		if choice.Index != 0 {
 			continue
 		}
-		d.asm.appendToLast("thinking", choice.Delta.ReasoningContent)
-		if choice.Delta.ReasoningContent == "" {
-			d.asm.appendToLast("thinking", choice.Delta.Reasoning)
+		delta := choice.Delta
+		d.asm.appendToLast("thinking", cmp.Or(delta.ReasoningContent, delta.Reasoning, openAIReasoningText(delta.ReasoningDetails)))
+		for _, part := range openAIContentParts(delta.Content) {
+			d.asm.appendToLast(part.kind, part.text)
 		}
-		d.asm.appendToLast("text", choice.Delta.Content)
-		for _, call := range choice.Delta.ToolCalls {
+		for _, call := range delta.ToolCalls {
 			i, seen := d.calls[call.Index]
 			if !seen || (call.ID != "" && d.asm.blocks[i].id != "" && call.ID != d.asm.blocks[i].id) {
 				i = d.asm.openToolCall(call.ID, call.Function.Name)
@@ -308,21 +319,109 @@ func (d *openAIDecoder) handle(event SSEEvent) (stop bool) {
 			d.asm.appendArguments(i, call.Function.Arguments)
 		}
 		if choice.FinishReason != "" && !d.end.Complete {
-			d.end.Complete = true
-			d.end.RawReason = choice.FinishReason
-			d.end.Reason = openAIStopReason(choice.FinishReason)
-			if d.end.Reason != StopReasonLength {
-				// A length stop may have cut the last call's arguments: no call is
-				// reported complete then.
-				for i, b := range d.asm.blocks {
-					if b.kind == "toolCall" {
-						d.asm.endToolCall(i)
-					}
-				}
-			}
+			d.finish(choice.FinishReason)
 		}
 	}
 	return false
+	//lab:end
+}
+
+// impliedReason is the finish reason of a stream that ended with [DONE] but sent none:
+// "tool_calls" when it streamed tool calls, else "".
+func (d *openAIDecoder) impliedReason() string {
+	//lab:begin 5.3
+	if len(d.calls) > 0 {
+		return "tool_calls"
+	}
+	return ""
+	//lab:end
+}
+
+// finish records the stream's finish reason and marks it complete. Unless the reason is
+// length, every tool call is complete now and gets its toolcall_end, in content order.
+func (d *openAIDecoder) finish(reason string) {
+	//lab:begin 5.3
+	d.end.Complete = true
+	d.end.RawReason = reason
+	d.end.Reason = openAIStopReason(reason)
+	if d.end.Reason == StopReasonLength {
+		return // a length stop may have cut the last call's arguments: no call is complete
+	}
+	for i, b := range d.asm.blocks {
+		if b.kind == "toolCall" {
+			d.asm.endToolCall(i)
+		}
+	}
+	//lab:end
+}
+
+// openAIPart is a piece of text or thinking from delta.content.
+type openAIPart struct {
+	kind string // "text" or "thinking"
+	text string
+}
+
+// openAIContentParts reads delta.content. A string is text. A list holds typed parts, in
+// order: {"type":"text","text":…} is text, and {"type":"thinking","thinking":…} is thinking,
+// where "thinking" is a string or a list of text parts. null, parts of other types and values of
+// any other shape carry nothing we use and give no parts: a server's extension must not fail a
+// response whose meaning is clear.
+func openAIContentParts(raw json.RawMessage) []openAIPart {
+	//lab:begin 5.3
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return []openAIPart{{kind: "text", text: text}}
+	}
+	var list []struct {
+		Type     string          `json:"type"`
+		Text     string          `json:"text"`
+		Thinking json.RawMessage `json:"thinking"`
+	}
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	var parts []openAIPart
+	for _, p := range list {
+		switch p.Type {
+		case "text":
+			parts = append(parts, openAIPart{kind: "text", text: p.Text})
+		case "thinking":
+			var thinking string
+			if json.Unmarshal(p.Thinking, &thinking) != nil {
+				for _, inner := range openAIContentParts(p.Thinking) {
+					thinking += inner.text
+				}
+			}
+			parts = append(parts, openAIPart{kind: "thinking", text: thinking})
+		}
+	}
+	return parts
+	//lab:end
+}
+
+// openAIReasoningText returns the reasoning text of a reasoning_details list: the text of its
+// "reasoning.text" parts and the summary of its "reasoning.summary" parts, joined. Encrypted
+// parts and anything it cannot read give "".
+func openAIReasoningText(raw json.RawMessage) string {
+	//lab:begin 5.3
+	var details []struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Summary string `json:"summary"`
+	}
+	if json.Unmarshal(raw, &details) != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, detail := range details {
+		switch detail.Type {
+		case "reasoning.text":
+			b.WriteString(detail.Text)
+		case "reasoning.summary":
+			b.WriteString(detail.Summary)
+		}
+	}
+	return b.String()
 	//lab:end
 }
 

@@ -232,11 +232,13 @@ func finishStream(ctx context.Context, msg AssistantMessage, end streamEnd) Assi
 
 // settleStream decides the terminal event of every stream that did not end plainly:
 //
-//   - ctx was cancelled: an error event with stop reason aborted (whatever else happened);
+//   - ctx was cancelled: an error event with stop reason aborted (whatever else happened),
+//     whose message carries the cancellation's cause (context.Cause);
 //   - the provider reported an error (HTTP status, error event, error object): stop reason
 //     error and the provider's message, even if a finish reason came before it;
-//   - reading or decoding failed: stop reason error;
-//   - the body ended before the terminal marker: stop reason error, "incomplete stream";
+//   - reading or decoding failed: stop reason error, and the failure's text;
+//   - the body ended before the terminal marker: stop reason error, "incomplete stream",
+//     naming the missing marker (end.Terminal);
 //   - the output hit the token limit: done with stop reason length. The tool calls stay in the
 //     message exactly as received (perhaps cut off); length never becomes toolUse;
 //   - any other stop reason: an error that names it.
