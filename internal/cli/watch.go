@@ -89,6 +89,7 @@ func (a *app) watchCommand() *cobra.Command {
 	}
 	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("watch.flag.lab"))
 	c.Flags().BoolVar(&poll, "poll", false, a.p.text("watch.flag.poll"))
+	a.addTimeoutFlag(c)
 	return c
 }
 
