@@ -38,6 +38,7 @@ var placeMessages = map[string]message{
 	"place.op.prepare":   {"无法在 %s 中完成准备（%s）", "cannot finish preparing %s (%s)"},
 	"place.op.move":      {"无法把 %s 放到位（%s）", "cannot move %s into place (%s)"},
 	"place.cancelled":    {"被中断", "interrupted"},
+	"err.interrupted":    {"已中断：正在运行的 go 命令已停止，临时文件已删除。", "interrupted: the running go commands were stopped and their temporary files removed."},
 	"errno.EACCES":       {"没有权限", "permission denied"},
 	"errno.EPERM":        {"不允许这个操作", "operation not permitted"},
 	"errno.ENOSPC":       {"磁盘空间不足", "no space left on the device"},
