@@ -171,35 +171,48 @@ const stopGrace = 3 * time.Second
 
 // process is a go command running in its own process group, with its own temporary directory.
 type process struct {
-	cmd  *exec.Cmd
-	tmp  string
-	done chan struct{} // closed by finish
+	cmd    *exec.Cmd
+	finish func()
 }
 
-// command returns the go command for args, set up from opts. The command runs in its own process
-// group: when ctx ends, the whole group is interrupted as a terminal's Ctrl-C would (go then stops
-// its test binaries and removes its work directory, which it leaves behind on SIGTERM), and killed
-// after stopGrace. TMPDIR and GOTMPDIR point to a directory of the command's own, which finish
-// removes with whatever a killed test or build left in it. Call finish once the command has ended
-// (or failed to start).
+// command returns the go command for args, set up from opts and by Prepare. Call its finish once
+// the command has ended (or failed to start).
 func command(ctx context.Context, goBin string, opts Options, args []string) (*process, error) {
-	tmp, err := os.MkdirTemp(os.Getenv("GOTMPDIR"), "course-go-")
-	if err != nil {
-		return nil, fmt.Errorf("creating a temporary directory for go %s: %w", args[0], err)
-	}
-	p := &process{tmp: tmp, done: make(chan struct{})}
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = opts.Dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "GOTMPDIR="+tmp)
-	cmd.Env = append(cmd.Env, opts.Env...)
+	cmd.Env = append(os.Environ(), opts.Env...)
+	finish, err := Prepare(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("preparing go %s: %w", args[0], err)
+	}
+	return &process{cmd: cmd, finish: finish}, nil
+}
+
+// Prepare sets up cmd, made by exec.CommandContext and not started yet, to leave nothing behind:
+// it runs in its own process group; when its context ends the whole group is interrupted, as a
+// terminal's Ctrl-C would (go then stops its test binaries and removes its work directory, which
+// it leaves behind on SIGTERM or SIGKILL), and killed after stopGrace. TMPDIR and GOTMPDIR point
+// to a new directory of the command's own (inside $GOTMPDIR, else the system's temporary
+// directory). finish, to be called once cmd has ended or failed to start, kills what is left of
+// the group and removes that directory with whatever a killed build or test left in it.
+func Prepare(cmd *exec.Cmd) (finish func(), err error) {
+	tmp, err := os.MkdirTemp(os.Getenv("GOTMPDIR"), "course-go-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary directory: %w", err)
+	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "GOTMPDIR="+tmp)
 	setProcessGroup(cmd)
+	done := make(chan struct{})
 	cmd.Cancel = func() error {
 		err := signalGroup(cmd.Process, false)
 		go func() {
 			select {
 			case <-time.After(stopGrace):
 				_ = signalGroup(cmd.Process, true)
-			case <-p.done:
+			case <-done:
 			}
 		}()
 		return err
@@ -207,18 +220,13 @@ func command(ctx context.Context, goBin string, opts Options, args []string) (*p
 	// A test binary that outlives a killed go command would keep the pipes open; stop
 	// waiting for it after a while.
 	cmd.WaitDelay = stopGrace + 2*time.Second
-	p.cmd = cmd
-	return p, nil
-}
-
-// finish kills what is left of the process group (a test binary whose go command is gone) and
-// removes the command's temporary directory.
-func (p *process) finish() {
-	close(p.done)
-	if p.cmd.Process != nil {
-		_ = signalGroup(p.cmd.Process, true)
-	}
-	os.RemoveAll(p.tmp)
+	return func() {
+		close(done)
+		if cmd.Process != nil {
+			_ = signalGroup(cmd.Process, true)
+		}
+		os.RemoveAll(tmp)
+	}, nil
 }
 
 // exitCode turns the error of cmd.Run or cmd.Wait into an exit code, or an error when go did
