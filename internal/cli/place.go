@@ -144,7 +144,11 @@ func isBadPath(err error) bool {
 func (a *app) dirUsage(dir string, err error, retry func(string) string) error {
 	switch {
 	case errors.Is(err, tree.ErrNoDir):
-		return a.usagef("err.dir.empty", `""`, retry(a.freshDir(".")))
+		suggestion := "./mydir"
+		if _, err := os.Lstat(suggestion); err == nil {
+			suggestion = a.freshDir(suggestion)
+		}
+		return a.usagef("err.dir.empty", `""`, retry(suggestion))
 	case errors.Is(err, tree.ErrNotEmpty):
 		return a.usagef("err.nonempty", dir, retry(a.freshDir(dir)))
 	case errors.Is(err, tree.ErrNotDir):

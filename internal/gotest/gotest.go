@@ -349,7 +349,7 @@ func (h *handler) watch(e testjson.TestEvent) {
 	}
 	key := testKey{e.Package, e.Test}
 	switch e.Action {
-	case testjson.ActionRun:
+	case testjson.ActionRun, testjson.ActionCont:
 		if h.timers == nil {
 			h.timers = map[testKey]*time.Timer{}
 		}
@@ -361,7 +361,8 @@ func (h *handler) watch(e testjson.TestEvent) {
 			h.mu.Unlock()
 			h.stop(errTestTimedOut)
 		})
-	case testjson.ActionPass, testjson.ActionFail, testjson.ActionSkip:
+	case testjson.ActionPass, testjson.ActionFail, testjson.ActionSkip, testjson.ActionPause:
+		// A paused (parallel) test waits for the others; its clock restarts when it continues.
 		if t, ok := h.timers[key]; ok {
 			t.Stop()
 			delete(h.timers, key)
