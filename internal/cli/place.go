@@ -133,11 +133,17 @@ func (a *app) placeError(id, dir string, err error, retry func(string) string) e
 	return errors.New(a.p.text(id, dir, a.placeStep(err)))
 }
 
-// isBadPath reports whether err means the path itself cannot name a directory (as opposed to a
-// full disk or a refused permission).
+// isBadPath reports whether err, from creating the directory (or its parents, or the staging
+// directory inside it), means the learner must name another directory: the path cannot name a
+// directory, or the learner may not create anything there. A full disk is not bad input.
 func isBadPath(err error) bool {
-	return errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ENAMETOOLONG) ||
-		errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.EINVAL)
+	for _, errno := range []syscall.Errno{syscall.ENOTDIR, syscall.ENAMETOOLONG, syscall.ELOOP,
+		syscall.EINVAL, syscall.EACCES, syscall.EPERM, syscall.EROFS} {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
 }
 
 // dirUsage is the usage error for a directory that cannot take a tree.

@@ -31,6 +31,8 @@ func TestPlaceErrorMessages(t *testing.T) {
 		{"zh", "place.practice", fmt.Errorf("x: %w", context.Canceled), "创建练习目录 /w/p 失败：被中断。已有的文件都没有改动。", false},
 		{"zh", "place.practice", &tree.PlaceError{Op: tree.OpCreate, Path: "/w/f/p", Err: &os.PathError{Op: "mkdir", Path: "/w/f/p", Err: syscall.ENOTDIR}},
 			"无法使用目录 /w/p：路径中有一段是文件，不是目录。什么也没写。换一个目录，例如：\n  course practice 07 /w/p-2", true},
+		{"en", "place.checkout", &tree.PlaceError{Op: tree.OpCreate, Path: "/w/p", Err: &os.PathError{Op: "mkdir", Path: "/w/p", Err: syscall.EACCES}},
+			"cannot use the directory /w/p: permission denied. Nothing was written. Use another directory, for example:\n  course practice 07 /w/p-2", true},
 	}
 	for _, tt := range tests {
 		a := &app{p: printer{lang: tt.lang}}
