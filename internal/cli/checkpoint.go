@@ -1,10 +1,8 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"strings"
 
@@ -28,6 +26,15 @@ func (a *app) checkpointCommand() *cobra.Command {
 			var dir string
 			if len(args) == 2 {
 				dir = args[1]
+				if dir == "" {
+					kind := checkout
+					if kind != "parent" {
+						kind = "target"
+					}
+					return a.dirUsage(dir, tree.ErrNoDir, func(d string) string {
+						return "course checkpoint " + args[0] + " --checkout " + kind + " " + shellQuote(d)
+					})
+				}
 			}
 			switch {
 			case checkout == "" && dir != "":
@@ -54,7 +61,10 @@ func (a *app) checkpointCommand() *cobra.Command {
 				return fmt.Errorf("building the course history: %w", err)
 			}
 			if checkout != "" {
-				return a.checkout(b, h, ch, checkout, dir)
+				retry := func(d string) string {
+					return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
+				}
+				return a.checkout(c.Context(), b, h, ch, checkout, dir, retry)
 			}
 			return a.printCheckpoint(b, h, ch)
 		},
@@ -90,8 +100,9 @@ func (a *app) printCheckpoint(b *tree.Builder, h *history.History, ch *manifest.
 	return err
 }
 
-// checkout writes the parent or target tree of ch into dir.
-func (a *app) checkout(b *tree.Builder, h *history.History, ch *manifest.Chapter, kind, dir string) error {
+// checkout writes the parent or target tree of ch into dir, in place when dir is an existing
+// empty directory; retry is the command to run again with another directory.
+func (a *app) checkout(ctx context.Context, b *tree.Builder, h *history.History, ch *manifest.Chapter, kind, dir string, retry func(string) string) error {
 	var t tree.Tree
 	var err error
 	commit := h.Target(ch)
@@ -107,42 +118,12 @@ func (a *app) checkout(b *tree.Builder, h *history.History, ch *manifest.Chapter
 	if err != nil {
 		return fmt.Errorf("building the %s tree of chapter %s: %w", kind, ch.Number, err)
 	}
-	if err := t.Write(dir); err != nil {
-		return fmt.Errorf("writing %s: %w", dir, err)
+	if err := t.Fill(ctx, dir, nil); err != nil {
+		return a.placeError("place.checkout", dir, err, retry)
 	}
 	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written", kind, commit, dir, len(t)))
 	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written.next", shellQuote(dir)))
 	return nil
-}
-
-// requireEmptyDir refuses a directory that exists and is not empty, before anything is computed
-// or written. The packages that write trees check again; this check is for a clear message, which
-// ends with retry (the command to run again) applied to a directory that does not exist yet.
-func (a *app) requireEmptyDir(dir string, retry func(dir string) string) error {
-	entries, err := os.ReadDir(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		if info, statErr := os.Stat(dir); statErr == nil && !info.IsDir() {
-			return a.usagef("err.notdir", dir, retry(freshDir(dir)))
-		}
-		return err
-	case len(entries) > 0:
-		return a.usagef("err.nonempty", dir, retry(freshDir(dir)))
-	}
-	return nil
-}
-
-// freshDir returns dir with the first suffix -2, -3, ... that names nothing yet.
-func freshDir(dir string) string {
-	base := strings.TrimRight(dir, `/\`)
-	for n := 2; ; n++ {
-		candidate := fmt.Sprintf("%s-%d", base, n)
-		if _, err := os.Lstat(candidate); errors.Is(err, fs.ErrNotExist) || n >= 100 {
-			return candidate
-		}
-	}
 }
 
 // labCommand is the exact command that runs lab l's focused tests.

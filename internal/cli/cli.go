@@ -15,6 +15,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -49,10 +51,17 @@ type Env struct {
 }
 
 // Main runs the course command with the process's arguments, environment and the embedded
-// course content, and returns the exit code. An interrupt cancels the running go commands.
+// course content, and returns the exit code. Ctrl-C (SIGINT), a polite kill (SIGTERM) and a closed
+// terminal (SIGHUP) cancel the command alike: the
+// running go commands and their test binaries are stopped, temporary directories removed, and
+// the command returns. A second signal after that ends the process at once.
 func Main() int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // the next signal has its default effect
+	}()
 	return Run(ctx, os.Args[1:], Env{
 		Stdout:   os.Stdout,
 		Stderr:   os.Stderr,
@@ -75,6 +84,8 @@ func Run(ctx context.Context, args []string, env Env) int {
 		look:    env.LookPath,
 		stdin:   env.Stdin,
 		color:   isTerminal(env.Stdout) && env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb",
+
+		testTimeout: defaultTestTimeout,
 	}
 	if langErr != nil {
 		fmt.Fprintln(a.stderr, a.p.text("err.lang", langFromArgs(args)))
@@ -97,6 +108,8 @@ type app struct {
 	look           func(string) (string, error)
 	stdin          io.Reader
 	color          bool
+	// testTimeout bounds each focused test a command runs (--timeout); 0 means no limit.
+	testTimeout time.Duration
 	// running is set once cobra has parsed the arguments and a command starts running: errors
 	// before that point are usage errors, errors after it are failures unless marked otherwise.
 	running bool
@@ -119,6 +132,9 @@ func (a *app) exitCode(err error) int {
 	var usage *usageError
 	switch {
 	case errors.Is(err, errSilentFailure):
+		return exitFailed
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(a.stderr, a.p.text("err.interrupted"))
 		return exitFailed
 	case errors.As(err, &unknownCh):
 		fmt.Fprintln(a.stderr, a.p.text("err.unknown.ch", unknownCh.Number))

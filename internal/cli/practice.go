@@ -35,7 +35,7 @@ func (a *app) practiceCommand() *cobra.Command {
 				return fmt.Errorf("building the course history: %w", err)
 			}
 			if err := practice.Create(c.Context(), dir, b, h, ch); err != nil {
-				return fmt.Errorf("creating the practice directory %s: %w", dir, err)
+				return a.placeError("place.practice", dir, err, retry)
 			}
 			p := a.p
 			fmt.Fprintln(a.stdout, p.text("practice.created", ch.Number, dir))

@@ -121,10 +121,11 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	run := runPattern(labs)
 	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
 	started := time.Now()
-	report, err := gotest.Run(ctx, gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root)})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout})
 	if err != nil {
 		return labRun{}, err
 	}
+	a.printTimedOut(ch, report) // timeout.go
 	outcome := progress.FromReport(ch, labs, report, started)
 	return labRun{report: report, outcome: outcome, progress: a.recordProgress(root, ch, outcome)}, nil
 }

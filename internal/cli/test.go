@@ -52,6 +52,7 @@ func (a *app) testCommand() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("test.flag.lab"))
+	a.addTimeoutFlag(c)
 	return c
 }
 

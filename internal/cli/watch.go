@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"time"
@@ -27,14 +28,17 @@ var watchMessages = map[string]message{
 	"watch.long": {
 		"在练习目录 DIR（默认为当前目录）监视文件：保存 .go 文件（以及 go.mod、go.sum、testdata/ 下的文件）后约 200 毫秒，\n" +
 			"重新运行当前 Lab 的测试。当前 Lab 是第一个未完成的 Lab（来自 .course/progress.json，没有时先运行全部测试）；\n" +
-			"--lab 固定一个 Lab。每次运行显示这个 Lab 的结果和提示、全部 Lab 的状态表和进度条；在终端里每次运行前清屏。\n\n" +
+			"--lab 固定一个 Lab。每次运行显示这个 Lab 的结果和提示、全部 Lab 的状态表和进度条；在终端里每次运行前清屏。\n" +
+			"测试还在运行时保存文件，这次运行会被停止并重新开始；一个测试运行超过 --timeout（默认 1 分钟）会被停止，并说明可能的原因。\n\n" +
 			"按 Enter 立即重新运行，输入 q 再按 Enter（或 Ctrl-C）退出。\n" +
 			"文件系统不发送事件时（有些网络文件系统、虚拟机共享目录），用 --poll 每秒检查一次修改时间；\n" +
 			"文件事件无法启动时会自动这样做，并告诉你。Enter 键总是可用。",
 		"Watch the practice directory DIR (the current directory by default): about 200 ms after a .go file (or go.mod, go.sum,\n" +
 			"a file under testdata/) is saved, rerun the current lab's tests. The current lab is the first unfinished one (from\n" +
 			".course/progress.json; without it every test runs first); --lab pins one lab. Each run shows that lab's result and\n" +
-			"hint, the table of every lab and the progress bar; on a terminal the screen is cleared before each run.\n\n" +
+			"hint, the table of every lab and the progress bar; on a terminal the screen is cleared before each run.\n" +
+			"A save while the tests still run stops that run and starts again; a test running longer than --timeout (1 minute by\n" +
+			"default) is stopped, with its likely cause.\n\n" +
 			"Press Enter to run again now; type q and Enter (or Ctrl-C) to quit.\n" +
 			"When the file system sends no events (some network file systems, shared folders of virtual machines), --poll checks\n" +
 			"the modification times every second instead; it does so by itself, and says so, when file events cannot start.\n" +
@@ -48,6 +52,7 @@ var watchMessages = map[string]message{
 	"watch.noevents":  {"文件系统事件无法启动（%v）：改为每秒检查修改时间。如果保存后没有反应，按 Enter 运行测试。", "file-system events could not start (%v): checking modification times every second instead. If a save does not rerun the tests, press Enter."},
 	"watch.keys":      {"按 Enter 立即重新运行，输入 q 回车退出。", "press Enter to run again, q and Enter to quit."},
 	"watch.labdone":   {"Lab %s 完成！下一次运行转到 Lab %s。", "lab %s is done! The next run moves on to lab %s."},
+	"watch.restart":   {"文件有修改：停止这次运行，重新开始。", "files changed: stopping this run and starting again."},
 	"watch.alldone":   {"全部 Lab 完成。输入 q 回车退出。", "every lab is done. Type q and Enter to quit."},
 }
 
@@ -89,6 +94,7 @@ func (a *app) watchCommand() *cobra.Command {
 	}
 	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("watch.flag.lab"))
 	c.Flags().BoolVar(&poll, "poll", false, a.p.text("watch.flag.poll"))
+	a.addTimeoutFlag(c)
 	return c
 }
 
@@ -122,6 +128,11 @@ func (a *app) watch(ctx context.Context, root string, ch *manifest.Chapter, pinn
 		}
 		fmt.Fprintln(a.stdout, notice)
 		err := a.watchRun(ctx, root, ch, pinned)
+		if errors.Is(context.Cause(ctx), watch.ErrRestart) {
+			// A save (or Enter) during the run: its result would be outdated.
+			fmt.Fprintln(a.stdout, a.p.text("watch.restart"))
+			return err
+		}
 		fmt.Fprintln(a.stdout, a.p.text("watch.keys"))
 		return err
 	}

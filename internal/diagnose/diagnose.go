@@ -160,7 +160,13 @@ func Build(ctx context.Context, t tree.Tree, dir string) (Driver, error) {
 	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, "./"+DriverDir)
 	build.Dir = src
 	build.Env = append(os.Environ(), gotest.OfflineEnv()...)
-	if out, err := build.CombinedOutput(); err != nil {
+	finish, err := gotest.Prepare(build) // stopped as a whole, leaving nothing behind
+	if err != nil {
+		return nil, err
+	}
+	out, err := build.CombinedOutput()
+	finish()
+	if err != nil {
 		return nil, fmt.Errorf("building %s: %w\n%s", DriverDir, err, out)
 	}
 	return func(ctx context.Context, args []string) (string, error) {

@@ -42,6 +42,11 @@ type Options struct {
 	// Count, when above 1, runs every test that many times (-count=N, never cached), as a
 	// search for flaky tests must; Report.Runs counts the outcomes.
 	Count int
+	// TestTimeout, when set, bounds each top-level test: one still running after it (an endless
+	// loop, a wait that never ends) stops the whole go test, and the report names it in
+	// TimedOut. Unlike Timeout the run's other results are kept, and nothing waits for go's own
+	// timeout.
+	TestTimeout time.Duration
 }
 
 // TestResult is the outcome of one top-level test. Subtests are folded into their parent:
@@ -81,6 +86,10 @@ type Report struct {
 	// Runs counts, per top-level test name, how often it passed and failed: with -count=N a
 	// test runs N times, and Tests folds those runs into one result.
 	Runs map[string]RunCount
+	// TimedOut names the top-level test that ran longer than Options.TestTimeout; go test was
+	// stopped then, so the tests after it did not run. The test is in Tests, failed, with a
+	// FirstFailure that says it timed out.
+	TimedOut string
 }
 
 // RunCount is how often one top-level test passed and failed in a run of `go test`, and the
@@ -172,15 +181,68 @@ func OfflineEnv() []string {
 	return []string{"GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local"}
 }
 
-// command returns the go command for args, set up from opts.
-func command(ctx context.Context, goBin string, opts Options, args []string) *exec.Cmd {
+// stopGrace is how long go (and the test binaries it runs) get to end after an interrupt before
+// the whole process group is killed.
+const stopGrace = 3 * time.Second
+
+// process is a go command running in its own process group, with its own temporary directory.
+type process struct {
+	cmd    *exec.Cmd
+	finish func()
+}
+
+// command returns the go command for args, set up from opts and by Prepare. Call its finish once
+// the command has ended (or failed to start).
+func command(ctx context.Context, goBin string, opts Options, args []string) (*process, error) {
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = opts.Dir
 	cmd.Env = append(os.Environ(), opts.Env...)
+	finish, err := Prepare(cmd)
+	if err != nil {
+		return nil, fmt.Errorf("preparing go %s: %w", args[0], err)
+	}
+	return &process{cmd: cmd, finish: finish}, nil
+}
+
+// Prepare sets up cmd, made by exec.CommandContext and not started yet, to leave nothing behind:
+// it runs in its own process group; when its context ends the whole group is interrupted, as a
+// terminal's Ctrl-C would (go then stops its test binaries and removes its work directory, which
+// it leaves behind on SIGTERM or SIGKILL), and killed after stopGrace. TMPDIR and GOTMPDIR point
+// to a new directory of the command's own (inside $GOTMPDIR, else the system's temporary
+// directory). finish, to be called once cmd has ended or failed to start, kills what is left of
+// the group and removes that directory with whatever a killed build or test left in it.
+func Prepare(cmd *exec.Cmd) (finish func(), err error) {
+	tmp, err := os.MkdirTemp(os.Getenv("GOTMPDIR"), "course-go-")
+	if err != nil {
+		return nil, fmt.Errorf("creating a temporary directory: %w", err)
+	}
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "GOTMPDIR="+tmp)
+	setProcessGroup(cmd)
+	done := make(chan struct{})
+	cmd.Cancel = func() error {
+		err := signalGroup(cmd.Process, false)
+		go func() {
+			select {
+			case <-time.After(stopGrace):
+				_ = signalGroup(cmd.Process, true)
+			case <-done:
+			}
+		}()
+		return err
+	}
 	// A test binary that outlives a killed go command would keep the pipes open; stop
 	// waiting for it after a while.
-	cmd.WaitDelay = 5 * time.Second
-	return cmd
+	cmd.WaitDelay = stopGrace + 2*time.Second
+	return func() {
+		close(done)
+		if cmd.Process != nil {
+			_ = signalGroup(cmd.Process, true)
+		}
+		os.RemoveAll(tmp)
+	}, nil
 }
 
 // exitCode turns the error of cmd.Run or cmd.Wait into an exit code, or an error when go did
@@ -201,17 +263,27 @@ func exitCode(ctx context.Context, args []string, err error) (int, error) {
 
 // run runs go with args and returns its combined output and exit code.
 func run(ctx context.Context, goBin string, opts Options, args []string) (string, int, error) {
-	cmd := command(ctx, goBin, opts, args)
-	out, err := cmd.CombinedOutput()
+	p, err := command(ctx, goBin, opts, args)
+	if err != nil {
+		return "", 0, err
+	}
+	defer p.finish()
+	out, err := p.cmd.CombinedOutput()
 	code, err := exitCode(ctx, args, err)
 	return string(out), code, err
 }
 
 // runTests runs `go test -json` and fills report from its output.
 func runTests(ctx context.Context, goBin string, opts Options, args []string, report *Report) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd := command(ctx, goBin, opts, args)
+	parent := ctx
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	p, err := command(ctx, goBin, opts, args)
+	if err != nil {
+		return err
+	}
+	defer p.finish()
+	cmd := p.cmd
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("running go test: %w", err)
@@ -223,26 +295,40 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("running go test: %w", err)
 	}
-	h := &handler{}
+	h := &handler{limit: opts.TestTimeout, stop: cancel}
+	defer h.stopTimers()
 	execution, scanErr := testjson.ScanTestOutput(testjson.ScanConfig{
 		Stdout:                   stdout,
 		Stderr:                   stderr,
 		Handler:                  h,
-		Stop:                     cancel,
+		Stop:                     func() { cancel(nil) },
 		IgnoreNonJSONOutputLines: true,
 	})
-	code, waitErr := exitCode(ctx, args, cmd.Wait())
+	waited := cmd.Wait()
+	timedOut := h.expired()
+	if timedOut != "" && parent.Err() == nil {
+		// Stopped by the watchdog: not an error of the run, a failure of the test.
+		ctx, waited = parent, nil
+		report.TimedOut = timedOut
+	}
+	code, waitErr := exitCode(ctx, args, waited)
 	if scanErr != nil {
 		return fmt.Errorf("reading go test output: %w", scanErr)
 	}
 	if waitErr != nil {
 		return waitErr
 	}
+	if report.TimedOut != "" && code == 0 {
+		code = 1
+	}
 	report.ExitCode = code
 	report.Tests = topLevel(execution)
 	report.BuildOutput = strings.Join(h.output, "") + outsideTests(execution)
 	report.BuildFailed = h.buildFailed
 	report.Runs = h.runs
+	if report.TimedOut != "" {
+		markTimedOut(report, report.TimedOut, opts.TestTimeout)
+	}
 	if code != 0 && !h.buildFailed && !h.packageFailed && len(report.Failed()) == 0 {
 		// go stopped before any package ran: a broken go.mod, a bad flag, a missing
 		// directory. Nothing was tested, which the caller must not mistake for a pass.
@@ -251,8 +337,9 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 	return nil
 }
 
-// handler watches the event stream for build failures and keeps the build output. ScanTestOutput
-// calls it from two goroutines (stdout and stderr), hence the mutex.
+// handler watches the event stream for build failures and keeps the build output, and stops
+// go test when a top-level test runs longer than limit. ScanTestOutput calls it from two
+// goroutines (stdout and stderr), hence the mutex.
 type handler struct {
 	mu            sync.Mutex
 	buildFailed   bool
@@ -260,6 +347,77 @@ type handler struct {
 	output        []string
 	runs          map[string]RunCount // by top-level test name
 	running       map[string][]string // the output lines of each top-level test's current run
+
+	limit   time.Duration           // 0: no limit
+	stop    context.CancelCauseFunc // stops go test
+	timers  map[testKey]*time.Timer // the running top-level tests' watchdogs
+	tooLong string                  // the first test that ran longer than limit
+}
+
+// testKey names a test of a package.
+type testKey struct{ pkg, test string }
+
+// errTestTimedOut is the cause go test is stopped with when a test runs too long.
+var errTestTimedOut = errors.New("a test ran longer than its time limit")
+
+// watch starts or stops the watchdog of a top-level test according to its event. The caller
+// holds h.mu.
+func (h *handler) watch(e testjson.TestEvent) {
+	if h.limit <= 0 || e.Test == "" || strings.Contains(e.Test, "/") {
+		return
+	}
+	key := testKey{e.Package, e.Test}
+	switch e.Action {
+	case testjson.ActionRun, testjson.ActionCont:
+		if h.timers == nil {
+			h.timers = map[testKey]*time.Timer{}
+		}
+		h.timers[key] = time.AfterFunc(h.limit, func() {
+			h.mu.Lock()
+			if h.tooLong == "" {
+				h.tooLong = e.Test
+			}
+			h.mu.Unlock()
+			h.stop(errTestTimedOut)
+		})
+	case testjson.ActionPass, testjson.ActionFail, testjson.ActionSkip, testjson.ActionPause:
+		// A paused (parallel) test waits for the others; its clock restarts when it continues.
+		if t, ok := h.timers[key]; ok {
+			t.Stop()
+			delete(h.timers, key)
+		}
+	}
+}
+
+// stopTimers stops every watchdog.
+func (h *handler) stopTimers() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, t := range h.timers {
+		t.Stop()
+	}
+	h.timers = nil
+}
+
+// expired returns the test whose watchdog fired, "" when none did.
+func (h *handler) expired() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.tooLong
+}
+
+// markTimedOut marks the top-level test name of report as failed because it ran longer than
+// limit, adding it when go reported nothing of it.
+func markTimedOut(report *Report, name string, limit time.Duration) {
+	msg := fmt.Sprintf("timed out: still running after %s, so go test was stopped", limit)
+	for i := range report.Tests {
+		if t := &report.Tests[i]; t.Name == name {
+			t.Passed, t.Failed, t.Skipped = false, true, false
+			t.FirstFailure = msg
+			return
+		}
+	}
+	report.Tests = append(report.Tests, TestResult{Name: name, Failed: true, FirstFailure: msg})
 }
 
 // failedBuild is the field go test -json sets on a package's fail event when its build failed;
@@ -271,6 +429,7 @@ type failedBuild struct {
 func (h *handler) Event(e testjson.TestEvent, _ *testjson.Execution) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.watch(e)
 	switch e.Action {
 	case testjson.ActionBuild:
 		h.buildFailed = true

@@ -52,10 +52,15 @@ type Provenance struct {
 var ErrNotPractice = errors.New("not inside a practice directory (no " + ProvenancePath +
 	" found); create one with `course practice 07 ./mydir`")
 
-// Create writes a practice directory for ch into dir, which must not exist or be empty; its
-// parent must exist. Everything is built in a temporary sibling directory and renamed into place
-// at the end, so a failure leaves nothing behind.
-func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History, ch *manifest.Chapter) (err error) {
+// Create writes a practice directory for ch into dir, which must not exist or be an empty
+// directory (or a symbolic link to one); missing parents are created. An existing dir is filled
+// in place (it may be the shell's current directory). Everything is built in a staging directory
+// inside dir and moved into place at the end without replacing anything, so a failure leaves dir
+// as it was and never touches a file that was there. Errors from writing are *tree.PlaceError.
+func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History, ch *manifest.Chapter) error {
+	if dir == "" {
+		return &tree.PlaceError{Op: tree.OpCheck, Path: dir, Err: tree.ErrNoDir}
+	}
 	if err := checkEmpty(dir); err != nil {
 		return err
 	}
@@ -66,72 +71,32 @@ func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return fmt.Errorf("practice directory %s: %w", dir, err)
-	}
-	tmp, err := os.MkdirTemp(filepath.Dir(abs), "."+filepath.Base(abs)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("creating practice directory %s: %w", dir, err)
-	}
-	defer os.RemoveAll(tmp) // empty after a successful rename; everything after a failure
-	staging := filepath.Join(tmp, "practice")
-	if err := files.Write(staging); err != nil {
-		return fmt.Errorf("writing practice directory %s: %w", dir, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if err := commitAll(staging, ch, time.Now()); err != nil {
-		return fmt.Errorf("creating the git repository of %s: %w", dir, err)
-	}
-	if err := moveInto(staging, abs); err != nil {
-		return fmt.Errorf("creating practice directory %s: %w", dir, err)
-	}
-	return nil
-}
-
-// moveInto renames staging to dir when dir does not exist. When dir is an existing empty
-// directory (perhaps the shell's working directory) it is kept, and staging's entries are moved
-// into it; if one move fails, the entries already moved are removed again.
-func moveInto(staging, dir string) error {
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-		return os.Rename(staging, dir)
-	}
-	entries, err := os.ReadDir(staging)
-	if err != nil {
-		return err
-	}
-	for i, e := range entries {
-		if err := os.Rename(filepath.Join(staging, e.Name()), filepath.Join(dir, e.Name())); err != nil {
-			for _, moved := range entries[:i] {
-				os.RemoveAll(filepath.Join(dir, moved.Name()))
-			}
-			return err
+	return files.Fill(ctx, dir, func(staging string) error {
+		if err := commitAll(staging, ch, time.Now()); err != nil {
+			return fmt.Errorf("creating the git repository: %w", err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
-// checkEmpty returns an error unless dir does not exist or is an empty directory.
+// checkEmpty returns a *tree.PlaceError unless dir does not exist or is an empty directory.
 func checkEmpty(dir string) error {
 	info, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("practice directory %s: %w", dir, err)
+		return &tree.PlaceError{Op: tree.OpCheck, Path: dir, Err: err}
 	}
 	if !info.IsDir() {
-		return fmt.Errorf("practice directory %s exists and is not a directory", dir)
+		return &tree.PlaceError{Op: tree.OpCheck, Path: dir, Err: tree.ErrNotDir}
 	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return fmt.Errorf("practice directory %s: %w", dir, err)
+		return &tree.PlaceError{Op: tree.OpCheck, Path: dir, Err: err}
 	}
 	if len(entries) > 0 {
-		return fmt.Errorf("practice directory %s is not empty; choose a new directory (nothing was changed)", dir)
+		return &tree.PlaceError{Op: tree.OpCheck, Path: dir, Err: tree.ErrNotEmpty}
 	}
 	return nil
 }

@@ -395,3 +395,101 @@ func TestFindBrokenProvenance(t *testing.T) {
 		t.Errorf("err = %v, want an error about the broken practice.json", err)
 	}
 }
+
+// userFiles are a learner's own files in the directory a practice directory is asked for.
+var userFiles = map[string]string{
+	"go.mod":     "module mine\n\ngo 1.22\n",
+	".gitignore": "secret.txt\n",
+	"main.go":    "package main\n\nfunc main() { println(\"mine\") }\n",
+}
+
+// writeUserFiles writes userFiles into dir.
+func writeUserFiles(t *testing.T, dir string) {
+	t.Helper()
+	for name, data := range userFiles {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// contents returns every file below dir, .git included, with its content.
+func contents(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	got := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		data, err := os.ReadFile(p)
+		got[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func TestCreateEmptyNameRefused(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	dir := t.TempDir()
+	writeUserFiles(t, dir)
+	t.Chdir(dir)
+	err := practice.Create(context.Background(), "", f.b, f.h, f.ch)
+	if !errors.Is(err, tree.ErrNoDir) {
+		t.Fatalf("Create(\"\") = %v, want tree.ErrNoDir", err)
+	}
+	want := map[string]string{}
+	for name, data := range userFiles {
+		want[name] = data
+	}
+	if diff := cmp.Diff(want, contents(t, dir)); diff != "" {
+		t.Errorf("the current directory after Create(\"\") (-want +got):\n%s", diff)
+	}
+}
+
+// TestCreateCurrentDirCancelledAtEveryStep creates a practice directory in the (empty) current
+// directory "." of a parent holding the learner's files, and cancels it at every step: nothing
+// may change. Without a cancellation it succeeds in place.
+func TestCreateCurrentDirCancelledAtEveryStep(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	for n := int32(1); ; n++ {
+		parent := t.TempDir()
+		writeUserFiles(t, parent)
+		dir := filepath.Join(parent, "p")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(dir)
+		ctx := &flipCtx{Context: context.Background(), n: n}
+		err := practice.Create(ctx, ".", f.b, f.h, f.ch)
+		want := map[string]string{}
+		for name, data := range userFiles {
+			want[name] = data
+		}
+		if err == nil {
+			if n < 4 {
+				t.Fatalf("Create succeeded after only %d context checks: the test proves nothing", n)
+			}
+			if _, _, err := practice.Find(dir); err != nil {
+				t.Errorf("Find after Create(\".\") = %v", err)
+			}
+			for name, data := range userFiles {
+				got, err := os.ReadFile(filepath.Join(parent, name))
+				if err != nil || string(got) != data {
+					t.Errorf("the learner's %s = %q, %v after Create; want it untouched", name, got, err)
+				}
+			}
+			return
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled at check %d: err = %v, want context.Canceled", n, err)
+		}
+		if diff := cmp.Diff(want, contents(t, parent)); diff != "" {
+			t.Errorf("cancelled at check %d: files (-want +got):\n%s", n, diff)
+		}
+		assertOnly(t, dir)
+	}
+}

@@ -13,9 +13,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -473,69 +471,6 @@ func (t Tree) Paths() []string {
 	}
 	slices.Sort(paths)
 	return paths
-}
-
-// Write writes the tree into dir. dir must not exist or be an empty directory; anything else is
-// refused before a file is written. The files go into a temporary sibling of dir that is renamed
-// to dir at the end, so an error leaves no half-written tree behind.
-func (t Tree) Write(dir string) error {
-	for p := range t {
-		if !fs.ValidPath(p) || p == "." {
-			return fmt.Errorf("writing a tree: invalid path %q", p)
-		}
-	}
-	dir = filepath.Clean(dir)
-	existed := false
-	switch entries, err := os.ReadDir(dir); {
-	case err == nil && len(entries) > 0:
-		return fmt.Errorf("%s is not empty; choose a new directory", dir)
-	case err == nil:
-		existed = true
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return fmt.Errorf("%s cannot be used: %w", dir, err)
-	}
-	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("creating %s: %w", parent, err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+filepath.Base(dir)+".tmp-")
-	if err != nil {
-		return fmt.Errorf("creating a temporary directory next to %s: %w", dir, err)
-	}
-	if err := t.writeInto(tmp); err != nil {
-		os.RemoveAll(tmp)
-		return err
-	}
-	if existed {
-		// os.Rename does not replace a directory; Remove only removes it while it is empty.
-		if err := os.Remove(dir); err != nil {
-			os.RemoveAll(tmp)
-			return fmt.Errorf("replacing the empty directory %s: %w", dir, err)
-		}
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		os.RemoveAll(tmp)
-		return fmt.Errorf("moving the tree into %s: %w", dir, err)
-	}
-	return nil
-}
-
-// writeInto writes every file of t below root, which exists and is empty.
-func (t Tree) writeInto(root string) error {
-	if err := os.Chmod(root, 0o755); err != nil {
-		return fmt.Errorf("writing a tree: %w", err)
-	}
-	for _, p := range t.Paths() {
-		full := filepath.Join(root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-		if err := os.WriteFile(full, t[p], 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w", p, err)
-		}
-	}
-	return nil
 }
 
 // Equal reports whether t and u hold the same paths with the same contents.

@@ -7,6 +7,7 @@ package watch
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -32,45 +33,73 @@ type Config struct {
 	// Debounce is how long the changes must be quiet before a run: an editor's save is often
 	// several events in a row.
 	Debounce time.Duration
-	// Run runs once. Its error ends the loop.
+	// Run runs once. Its error ends the loop, unless its ctx was cancelled (by a restart, Quit or
+	// the end of Loop's ctx). A restart cancels ctx with the cause ErrRestart.
 	Run func(ctx context.Context) error
 	// After returns a channel that delivers once d has passed; nil means time.After. Tests
 	// replace it to fire the debounce when they choose.
 	After func(d time.Duration) <-chan time.Time
 }
 
+// ErrRestart is the cause (context.Cause) of a run's cancellation when files changed, or the
+// learner asked for a run, while it was under way: a new run starts as soon as it has ended.
+var ErrRestart = errors.New("restarted: files changed during the run")
+
 // Loop runs cfg.Run once at once, then again whenever cfg.Changes has delivered and been quiet
 // for cfg.Debounce, and whenever cfg.Manual delivers (a manual run also covers the changes
-// waiting for their debounce). Changes that arrive during a run lead to one more run after it.
-// Loop returns nil when ctx ends, when cfg.Quit is closed, or when neither channel can deliver
-// any more; it returns Run's error when a run fails.
+// waiting for their debounce). A run is never left to finish on outdated files: when a run is
+// due while one is under way, the running one is cancelled (cause ErrRestart) and the new one
+// starts once it has ended. Runs never overlap. Loop returns nil when ctx ends, when cfg.Quit is
+// closed, or when neither channel can deliver any more and no run is under way; it returns Run's
+// error when a run fails on its own. Loop returns only after the last run has ended (when ctx
+// ends, the run is cancelled).
 func Loop(ctx context.Context, cfg Config) error {
 	after := cfg.After
 	if after == nil {
 		after = time.After
 	}
 	changes, manual := cfg.Changes, cfg.Manual
-	run := func() error {
-		if err := cfg.Run(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil // ended while running: not a failure of the run
-			}
-			return err
+	var (
+		running  chan error              // delivers the result of the run under way; nil when none
+		stop     context.CancelCauseFunc // cancels the run under way
+		again    bool                    // a run is due once the one under way has ended
+		debounce <-chan time.Time        // non-nil while changes wait for quiet
+	)
+	start := func() {
+		runCtx, cancel := context.WithCancelCause(ctx)
+		done := make(chan error, 1)
+		go func() { done <- cfg.Run(runCtx) }()
+		running, stop = done, cancel
+	}
+	due := func() {
+		if running == nil {
+			start()
+			return
 		}
-		return nil
+		again = true
+		stop(ErrRestart)
 	}
-	if err := run(); err != nil {
-		return err
-	}
-	var debounce <-chan time.Time // non-nil while changes wait for quiet
+	defer func() {
+		if running != nil {
+			stop(context.Canceled)
+			<-running
+			stop(nil)
+		}
+	}()
+	start()
 	for {
-		if changes == nil && manual == nil && debounce == nil {
+		if changes == nil && manual == nil && debounce == nil && running == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-cfg.Quit:
+			if running != nil {
+				<-running
+				stop(nil)
+				running = nil
+			}
 			return nil
 		case _, ok := <-changes:
 			if !ok {
@@ -84,12 +113,19 @@ func Loop(ctx context.Context, cfg Config) error {
 				continue
 			}
 			debounce = nil
-			if err := run(); err != nil {
-				return err
-			}
+			due()
 		case <-debounce:
 			debounce = nil
-			if err := run(); err != nil {
+			due()
+		case err := <-running:
+			stop(nil)
+			running = nil
+			if again {
+				again = false
+				start()
+				continue
+			}
+			if err != nil && ctx.Err() == nil {
 				return err
 			}
 		}

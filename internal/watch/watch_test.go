@@ -387,3 +387,93 @@ func TestLoopQuitLetsTheRunFinish(t *testing.T) {
 		t.Errorf("Loop = %v, run finished %v; want nil after a finished run", err, finished)
 	}
 }
+
+// TestLoopRestartsARunningRun saves a file, and then presses Enter, while a run is blocked (a
+// test that never ends): each cancels the run under way with ErrRestart and starts a new one
+// once it has ended, never two at once.
+func TestLoopRestartsARunningRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	changes := make(chan string)
+	manual := make(chan struct{})
+	fire := make(chan chan time.Time, 10)
+	started := make(chan int, 10)
+	causes := make(chan error, 10)
+	active := 0
+	n := 0
+	result := make(chan error, 1)
+	go func() {
+		result <- Loop(ctx, Config{
+			Changes:  changes,
+			Manual:   manual,
+			Debounce: time.Hour,
+			After: func(time.Duration) <-chan time.Time {
+				c := make(chan time.Time, 1)
+				fire <- c
+				return c
+			},
+			Run: func(ctx context.Context) error {
+				n++
+				active++
+				if active != 1 {
+					t.Errorf("%d runs at once, want 1", active)
+				}
+				started <- n
+				<-ctx.Done() // blocks like an endless test
+				active--
+				causes <- context.Cause(ctx)
+				return ctx.Err()
+			},
+		})
+	}()
+	wait := func(what string, c <-chan int, want int) {
+		t.Helper()
+		select {
+		case got := <-c:
+			if got != want {
+				t.Fatalf("%s: run %d started, want %d", what, got, want)
+			}
+		case <-time.After(deadline):
+			t.Fatalf("%s: run %d did not start", what, want)
+		}
+	}
+	wantCause := func(want error) {
+		t.Helper()
+		select {
+		case got := <-causes:
+			if !errors.Is(got, want) {
+				t.Fatalf("run cancelled with cause %v, want %v", got, want)
+			}
+		case <-time.After(deadline):
+			t.Fatal("the running run was not cancelled")
+		}
+	}
+	send := func(what string, send func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { send(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(deadline):
+			t.Fatalf("Loop does not take %s while a run is under way", what)
+		}
+	}
+	wait("start", started, 1)
+	send("a change", func() { changes <- "a.go" })
+	send("the debounce", func() { (<-fire) <- time.Now() })
+	wantCause(ErrRestart)
+	wait("after a save", started, 2)
+	send("Enter", func() { manual <- struct{}{} })
+	wantCause(ErrRestart)
+	wait("after Enter", started, 3)
+	cancel()
+	wantCause(context.Canceled)
+	select {
+	case err := <-result:
+		if err != nil {
+			t.Errorf("Loop = %v, want nil", err)
+		}
+	case <-time.After(deadline):
+		t.Fatal("Loop did not return")
+	}
+}
