@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -156,5 +157,5 @@ func (a *app) cardPath(l *manifest.Lab) string {
 	if a.p.lang == langEN {
 		name = l.ID + ".en.md"
 	}
-	return path.Join("labs", name)
+	return path.Join(filepath.ToSlash(a.fromCwd), "labs", name)
 }

@@ -100,6 +100,9 @@ type app struct {
 	// running is set once cobra has parsed the arguments and a command starts running: errors
 	// before that point are usage errors, errors after it are failures unless marked otherwise.
 	running bool
+	// fromCwd is the practice directory the command works on, relative to the current directory
+	// ("" when it is the current directory): the commands and paths the kit prints start there.
+	fromCwd string
 }
 
 // usageError is bad input; the command exits with code 2.

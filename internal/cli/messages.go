@@ -138,10 +138,10 @@ var catalog = map[string]message{
 	"test.flag.lab":    {"只运行一个 Lab：编号（7.3）或关键词", "run one lab only: its id (7.3) or keyword"},
 	"test.header":      {"Lab\t标题\t通过\t第一条失败", "lab\ttitle\tpassed\tfirst failure"},
 	"test.running":     {"第 %s 章 · 运行：go test -run %s .", "chapter %s · running: go test -run %s ."},
-	"test.build":       {"构建失败：", "the build failed:"},
+	"test.build":       {"构建失败，没有运行任何测试：", "the build failed, so no test ran:"},
 	"test.build.short": {"构建失败", "build failed"},
 	"test.missing":     {"没有运行（测试不存在？）", "did not run (test missing?)"},
-	"test.next":        {"下一步：读 %s，然后运行 go test -run %s .", "next: read %s, then run go test -run %s ."},
+	"test.next":        {"下一步：读 %s，然后运行 %s", "next: read %s, then run %s"},
 	"test.done":        {"全部通过。用 git diff 回顾你的改动。", "all passed. Review your changes with git diff."},
 
 	// course dev
