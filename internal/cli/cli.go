@@ -124,7 +124,11 @@ func (a *app) exitCode(err error) int {
 	case errors.Is(err, errSilentFailure):
 		return exitFailed
 	case errors.As(err, &unknownCh):
-		fmt.Fprintln(a.stderr, a.p.text("err.unknown.ch", unknownCh.Number))
+		if strings.TrimSpace(unknownCh.Number) == "" {
+			fmt.Fprintln(a.stderr, a.p.text("err.empty.ch"))
+		} else {
+			fmt.Fprintln(a.stderr, a.p.text("err.unknown.ch", unknownCh.Number))
+		}
 		for _, ch := range unknownCh.Chapters {
 			fmt.Fprintf(a.stderr, "  %s  %s\n", ch.Number, a.chapterTitle(ch))
 		}

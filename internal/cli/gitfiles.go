@@ -1,15 +1,17 @@
 package cli
 
 import (
-	"bytes"
+	"slices"
 
 	"github.com/go-git/go-git/v5"
+
+	"github.com/learn-tinypi/course/internal/labsrc"
 )
 
-// committed reports whether every file of changes is committed in the git repository of the
-// practice directory root as it is now: its content equals the one in HEAD, so replacing it loses
-// nothing that git cannot give back.
-func committed(root string, changes []resetFile) bool {
+// committed reports whether the code of lab in every file of changes is committed in the git
+// repository of the practice directory root: the lab's regions hold the same code in HEAD, so
+// replacing them loses nothing that git cannot give back.
+func committed(root, lab string, changes []resetFile) bool {
 	repo, err := git.PlainOpen(root)
 	if err != nil {
 		return false
@@ -28,7 +30,11 @@ func committed(root string, changes []resetFile) bool {
 			return false
 		}
 		text, err := f.Contents()
-		if err != nil || !bytes.Equal([]byte(text), rf.src) {
+		if err != nil {
+			return false
+		}
+		bodies, err := labsrc.Bodies([]byte(text), lab)
+		if err != nil || !slices.Equal(bodies, rf.bodies) {
 			return false
 		}
 	}

@@ -60,6 +60,7 @@ var catalog = map[string]message{
 	"err.unknown.cmd":   {"未知命令 %q（%s）。可用命令：%s", "unknown command %q (%s). Available commands: %s"},
 	"err.args":          {"参数个数不对（收到 %[2]d 个）。用法：%[1]s", "wrong number of arguments (got %[2]d). Usage: %[1]s"},
 	"err.unknown.ch":    {"没有第 %s 章。可用的章节：", "there is no chapter %s. Valid chapters:"},
+	"err.empty.ch":      {"章节编号是空的：请写出一个章节编号，例如 07。可用的章节：", "the chapter number is empty: give one, for example 07. Valid chapters:"},
 	"err.no.go":         {"找不到 go 命令。请安装 Go %s 或更新版本（https://go.dev/dl/），并确认 go 在 PATH 中：go version；course doctor 会逐项检查并给出修复命令。", "the go command was not found. Install Go %s or newer (https://go.dev/dl/) and make sure go is on your PATH: go version; course doctor checks everything and gives the fixes."},
 	"err.content":       {"课程内容无法加载：%v", "the course content cannot be loaded: %v"},
 	"err.nonempty":      {"目录 %s 已存在且不为空；为了不覆盖你的文件，什么也没写。换一个新目录：\n  %s", "directory %s exists and is not empty; nothing was written so that none of your files is overwritten. Use a new directory:\n  %s"},

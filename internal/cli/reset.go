@@ -30,16 +30,20 @@ var resetMessages = map[string]message{
 		"course reset --lab ID 在练习目录中，把该 Lab 的每个区域（//lab:begin ID 与 //lab:end 之间的行）\n" +
 			"换回练习开始时的桩（TODO 行和 panic），区域外的代码、其他 Lab 的代码一字不改；\n" +
 			"唯一的例外是只有被换掉的代码用到的 import 行，它们会被一起去掉，文件才能编译。\n\n" +
-			"如果区域里已经有你写的代码，course reset 会拒绝并列出会丢失的区域，什么也不改（退出码 1）。\n" +
+			"如果区域里已经有你写的、还没提交到 git 的代码，course reset 会拒绝并列出会丢失的区域，什么也不改（退出码 1）；\n" +
+			"代码已经提交（区域和 HEAD 里的一样）时不会丢失任何东西，直接恢复。\n" +
 			"加 --force 才会替换：先把要改的文件原样复制到 .course/backup/<时间>-lab-<ID>/ 下，再逐个文件原子写入。\n" +
+			"course reset --tests 把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）。\n" +
 			"标记被删除或损坏时，reset 说明是哪个文件、哪一行，什么也不改；把标记恢复后再试。",
 		"course reset --lab ID, in a practice directory, puts the starter's stub (the TODO line and the panic) back into\n" +
 			"every region of the lab (the lines between //lab:begin ID and //lab:end). Code outside the regions and the\n" +
 			"code of other labs stays byte for byte; the one exception are import lines only the replaced code used, which go\n" +
 			"too, so that the file compiles.\n\n" +
-			"When a region holds code you wrote, course reset refuses, lists the regions whose code would be lost and changes\n" +
-			"nothing (exit code 1). With --force it replaces them: it first copies every file it changes, as it is, to\n" +
-			".course/backup/<time>-lab-<ID>/, then writes each file atomically.\n" +
+			"When a region holds code you wrote that is not committed in git, course reset refuses, lists the regions whose code\n" +
+			"would be lost and changes nothing (exit code 1); code committed as it is (the regions equal HEAD's) loses nothing and\n" +
+			"is reset at once. With --force it replaces them: it first copies every file it changes, as it is, to\n" +
+			".course/backup/<time>-lab-<ID>/, then writes each file atomically. course reset --tests puts edited focused\n" +
+			"test files back (backed up first).\n" +
 			"When markers were removed or damaged, reset says which file and line and changes nothing; restore them and retry.",
 	},
 	"reset.example": {
@@ -245,7 +249,7 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 		fmt.Fprintln(a.stdout, a.p.text("reset.nothing", lab.ID))
 		return nil
 	}
-	if !force && committed(root, changes) {
+	if !force && committed(root, lab.ID, changes) {
 		// The learner's code is in git: nothing is lost, and no backup is needed.
 		fmt.Fprintln(a.stdout, a.p.text("reset.committed", lab.ID, headShort(root), changes[0].path))
 		force = true
@@ -261,7 +265,7 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 			"course reset --lab "+shellQuote(lab.ID)+" --force"))
 		return errSilentFailure
 	}
-	if !committed(root, changes) {
+	if !committed(root, lab.ID, changes) {
 		backup, err := backupFiles(root, "lab-"+lab.ID, changes, now)
 		if err != nil {
 			return err

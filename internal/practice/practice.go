@@ -48,7 +48,7 @@ type Provenance struct {
 	CreatedAt  string   `json:"created_at"`  // RFC 3339
 	KitVersion string   `json:"kit_version"` // the course binary's module version
 	Labs       []string `json:"labs"`        // lab ids in order
-	// TestFiles maps every test file of the starter (slash path) to the sha256 of its content,
+	// TestFiles maps every test file of the starter (_test.go files and testdata; slash path) to the sha256 of its content,
 	// hex: the focused tests as the kit wrote them, which ChangedTestFiles compares against.
 	TestFiles map[string]string `json:"test_files,omitempty"`
 }
@@ -74,6 +74,12 @@ func (p *Provenance) ChangedTestFiles(root string) ([]string, error) {
 	}
 	sort.Strings(changed)
 	return changed, nil
+}
+
+// isTestFile reports whether the starter file p is part of the tests: a _test.go file or a file
+// under a testdata directory (recordings the tests compare against).
+func isTestFile(p string) bool {
+	return strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "testdata/") || strings.Contains(p, "/testdata/")
 }
 
 // fileHash is the hex sha256 of data.
@@ -231,7 +237,7 @@ func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, now
 		TestFiles:  map[string]string{},
 	}
 	for p, data := range starter {
-		if strings.HasSuffix(p, "_test.go") {
+		if isTestFile(p) {
 			prov.TestFiles[p] = fileHash(data)
 		}
 	}

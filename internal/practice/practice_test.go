@@ -415,7 +415,7 @@ func TestChangedTestFiles(t *testing.T) {
 	}
 	var tests []string
 	for _, p := range files(t, dir) {
-		if strings.HasSuffix(p, "_test.go") {
+		if strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "testdata/") {
 			tests = append(tests, p)
 		}
 	}
