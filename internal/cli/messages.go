@@ -123,7 +123,11 @@ var catalog = map[string]message{
 	"practice.read":    {"先读：", "read first:"},
 	"practice.red":     {"第一次红灯（应当失败，并显示 %q）：", "first red light (it should fail with %q):"},
 	"practice.observe": {"这一章是观察模式，不写代码：运行本章的程序，再运行测试（应当全部通过）：", "this chapter is for observing, with no code to write: run its program, then its tests (they pass from the start):"},
-	"practice.then":    {"之后，查看所有 Lab 的进度和下一步：\n  %s", "then, to see every lab's progress and what to do next:\n  %s"},
+	"practice.install": {
+		"course 命令还没有安装（不在 PATH 中）。在课程工具仓库的根目录安装一次，下面的 course 命令才能用：\n  %s",
+		"the course command is not installed yet (it is not on PATH). Install it once, in the kit's root, so that the course commands below work:\n  %s",
+	},
+	"practice.then": {"之后，查看所有 Lab 的进度和下一步：\n  %s", "then, to see every lab's progress and what to do next:\n  %s"},
 
 	// course test
 	"test.short": {"在练习目录中运行本章的聚焦测试", "run the chapter's focused tests in a practice directory"},
