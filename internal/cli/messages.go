@@ -121,7 +121,7 @@ var catalog = map[string]message{
 	"practice.example": {"  course practice 07 ../tinypi-07\n  cd ../tinypi-07 && go test -run '^TestLab7_1_' .", "  course practice 07 ../tinypi-07\n  cd ../tinypi-07 && go test -run '^TestLab7_1_' ."},
 	"practice.created": {"已创建第 %s 章的练习目录：%s", "created the practice directory for chapter %s: %s"},
 	"practice.read":    {"先读：", "read first:"},
-	"practice.red":     {"第一次红灯（应当失败，并显示 %q）：", "first red light (it should fail with %q):"},
+	"practice.red":     {"第一次红灯（应当失败，并显示 %q%s）：", "first red light (it should fail with %q%s):"},
 	"practice.observe": {"这一章是观察模式，不写代码：运行本章的程序，再运行测试（应当全部通过）：", "this chapter is for observing, with no code to write: run its program, then its tests (they pass from the start):"},
 	"practice.install": {
 		"course 命令还没有安装（不在 PATH 中）。在课程工具仓库的根目录安装一次，下面的 course 命令才能用：\n  %s",

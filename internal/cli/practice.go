@@ -55,7 +55,11 @@ func (a *app) practiceCommand() *cobra.Command {
 					}
 					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
 				} else {
-					fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage()))
+					meaning := ""
+					if p.lang != langZH {
+						meaning = ", " + practice.PendingMeaning(first)
+					}
+					fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage(), meaning))
 					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
 				}
 			}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
 )
 
@@ -244,12 +245,11 @@ func explainPending(text string, lab *manifest.Lab) string {
 	if m == nil {
 		return text
 	}
-	id := text[m[2]:m[3]]
-	title := lab.TitleEN
-	if id != lab.ID || title == "" {
-		return text[:m[1]] + fmt.Sprintf(" (lab %s is not implemented yet)", id) + text[m[1]:]
+	meaning := practice.PendingMeaning(lab)
+	if id := text[m[2]:m[3]]; id != lab.ID {
+		meaning = practice.PendingMeaning(&manifest.Lab{ID: id})
 	}
-	return text[:m[1]] + fmt.Sprintf(" (lab %s, %q, is not implemented yet)", id, title) + text[m[1]:]
+	return text[:m[1]] + " (" + meaning + ")" + text[m[1]:]
 }
 
 // pendingRE matches a stub's pending message, "Lab 7.1 收集模型终态 尚未实现".

@@ -272,6 +272,7 @@ type learningLab struct {
 	Card, CardEN   string // paths inside the practice directory
 	Command        string // the go test command that runs the lab's tests
 	PendingMessage string
+	PendingMeaning string // what PendingMessage says, in English
 }
 
 func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]byte, error) {
@@ -291,6 +292,7 @@ func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]
 			CardEN:         cardPath(lab, "en"),
 			Command:        TestCommand(lab),
 			PendingMessage: lab.PendingMessage(),
+			PendingMeaning: PendingMeaning(lab),
 		})
 	}
 	var buf bytes.Buffer
@@ -298,6 +300,15 @@ func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]
 		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// PendingMeaning says in English what lab's pending message (which stays as the seed wrote it,
+// in Chinese) means: `lab 7.1, "Finish a plain-text stop", is not implemented yet`.
+func PendingMeaning(lab *manifest.Lab) string {
+	if lab.TitleEN == "" {
+		return fmt.Sprintf("lab %s is not implemented yet", lab.ID)
+	}
+	return fmt.Sprintf("lab %s, %q, is not implemented yet", lab.ID, lab.TitleEN)
 }
 
 // TestCommand returns the shell command that runs lab's focused tests in a practice directory.
