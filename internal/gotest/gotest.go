@@ -293,6 +293,9 @@ type lastOutput struct {
 	test  string
 }
 
+// passLine is the line a test prints when it passes, "--- PASS: TestX (0.00s)".
+var passLine = regexp.MustCompile(`^\s*--- PASS: (\S+) \(`)
+
 // summaryLine matches the lines go test prints for a whole package.
 var summaryLine = regexp.MustCompile(`^(ok|FAIL|PASS)(\s|$)`)
 
@@ -301,8 +304,10 @@ func (h *handler) record(e testjson.TestEvent) {
 		return
 	}
 	line := strings.TrimRight(e.Output, "\n")
-	if e.Test != "" && strings.HasPrefix(strings.TrimSpace(line), "--- PASS: "+e.Test+" ") {
-		h.reported[testKey{e.Package, e.Test}] = true
+	// By the name in the line, not the event's test: go test has attributed output to the
+	// wrong test before (golang.org/issue/29755).
+	if m := passLine.FindStringSubmatch(line); m != nil {
+		h.reported[testKey{e.Package, m[1]}] = true
 	}
 	if line == "" || summaryLine.MatchString(line) || strings.HasPrefix(line, "=== ") {
 		return
