@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -137,5 +138,5 @@ func (a *app) cardPath(l *manifest.Lab) string {
 	if a.p.lang == langEN {
 		name = l.ID + ".en.md"
 	}
-	return path.Join("labs", name)
+	return path.Join(filepath.ToSlash(a.fromCwd), "labs", name)
 }

@@ -113,6 +113,9 @@ type app struct {
 	// running is set once cobra has parsed the arguments and a command starts running: errors
 	// before that point are usage errors, errors after it are failures unless marked otherwise.
 	running bool
+	// fromCwd is the practice directory the command works on, relative to the current directory
+	// ("" when it is the current directory): the commands and paths the kit prints start there.
+	fromCwd string
 }
 
 // usageError is bad input; the command exits with code 2.
@@ -137,7 +140,11 @@ func (a *app) exitCode(err error) int {
 		fmt.Fprintln(a.stderr, a.p.text("err.interrupted"))
 		return exitFailed
 	case errors.As(err, &unknownCh):
-		fmt.Fprintln(a.stderr, a.p.text("err.unknown.ch", unknownCh.Number))
+		if strings.TrimSpace(unknownCh.Number) == "" {
+			fmt.Fprintln(a.stderr, a.p.text("err.empty.ch"))
+		} else {
+			fmt.Fprintln(a.stderr, a.p.text("err.unknown.ch", unknownCh.Number))
+		}
 		for _, ch := range unknownCh.Chapters {
 			fmt.Fprintf(a.stderr, "  %s  %s\n", ch.Number, a.chapterTitle(ch))
 		}

@@ -23,17 +23,22 @@ var doctorMessages = map[string]message{
 			"  go       go 命令在 PATH 中，版本不低于课程要求（checkpoints/course.yaml 的 go）；\n" +
 			"  模块缓存 在临时目录里生成第一个重建章节的 target，断网（GOPROXY=off）运行 go mod download 和 go build ./...：\n" +
 			"           练习目录能不能离线构建；\n" +
+			"  Go 环境  用你自己的 GOFLAGS、GOPROXY、GOWORK、GOTOOLCHAIN（环境变量或 go env 文件）像 course test 那样编译测试，\n" +
+			"           并指出已知会弄坏练习目录的设置（例如 GOFLAGS=-mod=vendor）；\n" +
 			"  git      可选：练习目录不需要它，但 git diff（看你改了什么）需要；\n" +
 			"  终端     输出是不是终端、NO_COLOR、TERM=dumb（决定有没有颜色和符号），以及 CLI 选用的语言和原因。\n\n" +
-			"必需的检查（go、模块缓存）失败时退出码为 1。",
+			"必需的检查（go、模块缓存、Go 环境）失败时退出码为 1。",
 		"course doctor checks, one by one, and gives the exact command to run for every problem:\n" +
 			"  go            the go command is on PATH and at least the course's version (go in checkpoints/course.yaml);\n" +
 			"  module cache  writes the first rebuild chapter's target into a temporary directory and runs go mod download and\n" +
 			"                go build ./... there with the network off (GOPROXY=off): can a practice directory build offline?\n" +
+			"  go environment  compiles the tests as course test does, with your own GOFLAGS, GOPROXY, GOWORK and GOTOOLCHAIN\n" +
+			"                (environment or go's env file), and names settings known to break a practice directory\n" +
+			"                (GOFLAGS=-mod=vendor, for example);\n" +
 			"  git           optional: the practice directory works without it, but git diff (to see your changes) needs it;\n" +
 			"  terminal      whether the output is a terminal, NO_COLOR, TERM=dumb (they decide colour and symbols), and the\n" +
 			"                language the CLI picked and why.\n\n" +
-			"Exit code 1 when a required check (go, the module cache) fails.",
+			"Exit code 1 when a required check (go, the module cache, the go environment) fails.",
 	},
 	"doctor.example": {"  course doctor\n  course doctor --lang en", "  course doctor\n  course doctor --lang zh"},
 
@@ -57,6 +62,15 @@ var doctorMessages = map[string]message{
 	},
 	"doctor.fix.cache.build": {"或者联网构建一次课程工具：go build ./...", "or build the kit once with the network on: go build ./..."},
 
+	"doctor.env.ok":      {"Go 环境：course test 用你的设置（%s）能构建并运行测试", "go environment: course test builds and runs the tests with your settings (%s)"},
+	"doctor.env.default": {"默认值", "the defaults"},
+	"doctor.env.skipped": {"Go 环境：跳过（先修好模块缓存）", "go environment: skipped (fix the module cache first)"},
+	"doctor.env.failed":  {"Go 环境：用你的设置（%s），%s 失败，course test 也会失败：", "go environment: with your settings (%s), %s fails, and so would course test:"},
+	"doctor.env.bad":     {"Go 环境：%s 会让练习目录的构建失败", "go environment: %s breaks the build of a practice directory"},
+	"doctor.fix.env": {
+		"去掉这个设置（环境变量和 go env 文件里都要去掉）：unset %[1]s && go env -u %[1]s",
+		"remove the setting (from the environment and from go's env file): unset %[1]s && go env -u %[1]s",
+	},
 	"doctor.git.ok":      {"git：%s", "git: %s"},
 	"doctor.git.missing": {"git：找不到（可选）。练习目录不需要 git，但 git diff（看你改了什么）需要它。", "git: not found (optional). The practice directory works without git, but git diff (to see your changes) needs it."},
 	"doctor.fix.git":     {"安装 git：https://git-scm.com/downloads ，然后确认：git --version", "install git: https://git-scm.com/downloads , then check: git --version"},
@@ -134,6 +148,11 @@ func (a *app) doctorCommand() *cobra.Command {
 					return err
 				}
 				findings = append(findings, cache)
+				env, err := a.checkEnvironment(c.Context(), b, goBin, cache.kind == findingOK)
+				if err != nil {
+					return err
+				}
+				findings = append(findings, env)
 			}
 			findings = append(findings, a.checkGit())
 			findings = append(findings, a.checkTerminal(langFlag)...)
@@ -217,6 +236,65 @@ func (a *app) checkModuleCache(ctx context.Context, b *tree.Builder, goBin strin
 		cache = env["GOMODCACHE"]
 	}
 	return finding{kind: findingOK, text: a.p.text("doctor.cache.ok", first.Number, cache)}, nil
+}
+
+// checkEnvironment checks the go settings course test runs with (GOFLAGS, GOPROXY, GOWORK,
+// GOTOOLCHAIN, from the environment or go's env file): it names the settings known to break a
+// practice directory, and compiles the first rebuild chapter's tests with them. The build is
+// skipped when the module cache check failed (it would fail for the same reason).
+func (a *app) checkEnvironment(ctx context.Context, b *tree.Builder, goBin string, cacheOK bool) (finding, error) {
+	env, err := doctor.GoEnv(ctx, goBin, doctor.Settings...)
+	if err != nil {
+		return finding{kind: findingFailed, text: a.p.text("doctor.go.broken", goBin, err), fixes: []string{a.p.text("doctor.fix.broken")}}, nil
+	}
+	env["GOWORK"] = a.getenv("GOWORK") // go env runs outside any module, with GOWORK=off
+	var set []string
+	for _, name := range doctor.Settings {
+		if env[name] != "" {
+			set = append(set, name+"="+env[name])
+		}
+	}
+	settings := strings.Join(set, " ")
+	if settings == "" {
+		settings = a.p.text("doctor.env.default")
+	}
+	if bad := doctor.SettingProblems(env); len(bad) > 0 {
+		f := finding{kind: findingFailed, text: a.p.text("doctor.env.bad", strings.Join(bad, ", "))}
+		for _, kv := range bad {
+			name, _, _ := strings.Cut(kv, "=")
+			f.fixes = append(f.fixes, a.p.text("doctor.fix.env", name))
+		}
+		return f, nil
+	}
+	if !cacheOK {
+		return finding{kind: findingSkipped, text: a.p.text("doctor.env.skipped")}, nil
+	}
+	var first *manifest.Chapter
+	for _, ch := range b.Course().Chapters {
+		if ch.Rebuild() {
+			first = ch
+			break
+		}
+	}
+	if first == nil {
+		return finding{kind: findingSkipped, text: a.p.text("doctor.env.skipped")}, nil
+	}
+	target, err := b.Target(first)
+	if err != nil {
+		return finding{}, fmt.Errorf("building the target of chapter %s: %w", first.Number, err)
+	}
+	build, err := doctor.BuildAsCourseTest(ctx, goBin, target)
+	if err != nil {
+		return finding{}, err
+	}
+	if !build.OK {
+		return finding{
+			kind:   findingFailed,
+			text:   a.p.text("doctor.env.failed", settings, build.Command),
+			detail: clipLines(build.Output, 12),
+		}, nil
+	}
+	return finding{kind: findingOK, text: a.p.text("doctor.env.ok", settings)}, nil
 }
 
 // checkGit looks for git, which only `git diff` in the practice directory needs.

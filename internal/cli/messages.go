@@ -60,6 +60,7 @@ var catalog = map[string]message{
 	"err.unknown.cmd":   {"未知命令 %q（%s）。可用命令：%s", "unknown command %q (%s). Available commands: %s"},
 	"err.args":          {"参数个数不对（收到 %[2]d 个）。用法：%[1]s", "wrong number of arguments (got %[2]d). Usage: %[1]s"},
 	"err.unknown.ch":    {"没有第 %s 章。可用的章节：", "there is no chapter %s. Valid chapters:"},
+	"err.empty.ch":      {"章节编号是空的：请写出一个章节编号，例如 07。可用的章节：", "the chapter number is empty: give one, for example 07. Valid chapters:"},
 	"err.no.go":         {"找不到 go 命令。请安装 Go %s 或更新版本（https://go.dev/dl/），并确认 go 在 PATH 中：go version；course doctor 会逐项检查并给出修复命令。", "the go command was not found. Install Go %s or newer (https://go.dev/dl/) and make sure go is on your PATH: go version; course doctor checks everything and gives the fixes."},
 	"err.content":       {"课程内容无法加载：%v", "the course content cannot be loaded: %v"},
 	"err.nonempty":      {"目录 %s 已存在且不为空；为了不覆盖你的文件，什么也没写。换一个新目录：\n  %s", "directory %s exists and is not empty; nothing was written so that none of your files is overwritten. Use a new directory:\n  %s"},
@@ -120,28 +121,38 @@ var catalog = map[string]message{
 	"practice.example": {"  course practice 07 ../tinypi-07\n  cd ../tinypi-07 && go test -run '^TestLab7_1_' .", "  course practice 07 ../tinypi-07\n  cd ../tinypi-07 && go test -run '^TestLab7_1_' ."},
 	"practice.created": {"已创建第 %s 章的练习目录：%s", "created the practice directory for chapter %s: %s"},
 	"practice.read":    {"先读：", "read first:"},
-	"practice.red":     {"第一次红灯（应当失败，并显示 %q）：", "first red light (it should fail with %q):"},
+	"practice.red":     {"第一次红灯（应当失败，并显示 %q%s）：", "first red light (it should fail with %q%s):"},
 	"practice.observe": {"这一章是观察模式，不写代码：运行本章的程序，再运行测试（应当全部通过）：", "this chapter is for observing, with no code to write: run its program, then its tests (they pass from the start):"},
-	"practice.then":    {"之后，查看所有 Lab 的进度和下一步：\n  %s", "then, to see every lab's progress and what to do next:\n  %s"},
+	"practice.install": {
+		"course 命令还没有安装（不在 PATH 中）。在课程工具仓库的根目录安装一次，下面的 course 命令才能用：\n  %s",
+		"the course command is not installed yet (it is not on PATH). Install it once, in the kit's root, so that the course commands below work:\n  %s",
+	},
+	"practice.then": {"之后，查看所有 Lab 的进度和下一步：\n  %s", "then, to see every lab's progress and what to do next:\n  %s"},
 
 	// course test
 	"test.short": {"在练习目录中运行本章的聚焦测试", "run the chapter's focused tests in a practice directory"},
 	"test.long": {
 		"在练习目录 DIR（默认为当前目录）运行本章的聚焦测试，并按 Lab 汇总：编号、标题、通过数/总数，\n" +
-			"以及第一个失败测试的第一条失败信息。最后一行是 \"N passed, M failed\"。\n" +
-			"--lab 只运行一个 Lab，接受编号（7.3）或关键词（非执行终态）。有失败或构建失败时退出码为 1。",
+			"以及第一个失败测试的第一条失败信息。最后一行是 \"N passed, M failed\"；构建失败时什么也没有运行，最后一行这样说。\n" +
+			"一个测试只有自己报告了通过才算通过：测试进程在测试中途退出（os.Exit、log.Fatal、goroutine 里的 panic）时，\n" +
+			"这个测试算失败，并显示进程最后的输出。聚焦测试文件和练习开始时不一样时，没有 Lab 算完成（course reset --tests 恢复）。\n" +
+			"--lab 只运行一个 Lab，接受编号（7.3）或关键词（非执行终态）。有失败、构建失败或测试文件被改动时退出码为 1。",
 		"Run the chapter's focused tests in the practice directory DIR (the current directory by default) and sum them up per lab:\n" +
-			"id, title, passed/total, and the first failure message of the first failing test. The last line is \"N passed, M failed\".\n" +
-			"--lab runs one lab only; it takes an id (7.3) or a keyword (非执行终态). Exit code 1 when anything failed or the build failed.",
+			"id, title, passed/total, and the first failure message of the first failing test. The last line is \"N passed, M failed\";\n" +
+			"when the build failed nothing ran, and the last line says so. A test passes only when it reported its pass itself: when\n" +
+			"the test process exits in the middle of a test (os.Exit, log.Fatal, a panic in a goroutine) the test fails and its last\n" +
+			"output is shown. While the focused test files differ from the practice's start no lab counts as done (course reset --tests).\n" +
+			"--lab runs one lab only; it takes an id (7.3) or a keyword (非执行终态). Exit code 1 when anything failed, the build failed\n" +
+			"or the test files were changed.",
 	},
 	"test.example":     {"  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07", "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07"},
 	"test.flag.lab":    {"只运行一个 Lab：编号（7.3）或关键词", "run one lab only: its id (7.3) or keyword"},
 	"test.header":      {"Lab\t标题\t通过\t第一条失败", "lab\ttitle\tpassed\tfirst failure"},
 	"test.running":     {"第 %s 章 · 运行：go test -run %s .", "chapter %s · running: go test -run %s ."},
-	"test.build":       {"构建失败：", "the build failed:"},
+	"test.build":       {"构建失败，没有运行任何测试：", "the build failed, so no test ran:"},
 	"test.build.short": {"构建失败", "build failed"},
 	"test.missing":     {"没有运行（测试不存在？）", "did not run (test missing?)"},
-	"test.next":        {"下一步：读 %s，然后运行 go test -run %s .", "next: read %s, then run go test -run %s ."},
+	"test.next":        {"下一步：读 %s，然后运行 %s", "next: read %s, then run %s"},
 	"test.done":        {"全部通过。用 git diff 回顾你的改动。", "all passed. Review your changes with git diff."},
 
 	// course dev

@@ -55,16 +55,28 @@ func (a *app) practiceCommand() *cobra.Command {
 					}
 					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
 				} else {
-					fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage()))
+					meaning := ""
+					if p.lang != langZH {
+						meaning = ", " + practice.PendingMeaning(first)
+					}
+					fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage(), meaning))
 					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
 				}
 			}
 			fmt.Fprintln(a.stdout)
+			if _, err := a.lookPath("course"); err != nil {
+				// Run with `go run ./cmd/course`: course is not a command the shell knows yet.
+				fmt.Fprintln(a.stdout, p.text("practice.install", installCommand))
+			}
 			fmt.Fprintln(a.stdout, p.text("practice.then", "cd "+shellQuote(dir)+" && course status"))
 			return nil
 		},
 	}
 }
+
+// installCommand installs the course command from the kit's root and puts go's bin directory on
+// the shell's PATH.
+const installCommand = `go install ./cmd/course && export PATH="$PATH:$(go env GOPATH)/bin"`
 
 // chapterPrograms returns the directories of the chapter's own main programs (files
 // cmd/NAME/main.go), e.g. "cmd/readme-trace".

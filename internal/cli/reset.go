@@ -15,6 +15,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
@@ -29,16 +30,20 @@ var resetMessages = map[string]message{
 		"course reset --lab ID 在练习目录中，把该 Lab 的每个区域（//lab:begin ID 与 //lab:end 之间的行）\n" +
 			"换回练习开始时的桩（TODO 行和 panic），区域外的代码、其他 Lab 的代码一字不改；\n" +
 			"唯一的例外是只有被换掉的代码用到的 import 行，它们会被一起去掉，文件才能编译。\n\n" +
-			"如果区域里已经有你写的代码，course reset 会拒绝并列出会丢失的区域，什么也不改（退出码 1）。\n" +
+			"如果区域里已经有你写的、还没提交到 git 的代码，course reset 会拒绝并列出会丢失的区域，什么也不改（退出码 1）；\n" +
+			"代码已经提交（区域和 HEAD 里的一样）时不会丢失任何东西，直接恢复。\n" +
 			"加 --force 才会替换：先把要改的文件原样复制到 .course/backup/<时间>-lab-<ID>/ 下，再逐个文件原子写入。\n" +
+			"course reset --tests 把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）。\n" +
 			"标记被删除或损坏时，reset 说明是哪个文件、哪一行，什么也不改；把标记恢复后再试。",
 		"course reset --lab ID, in a practice directory, puts the starter's stub (the TODO line and the panic) back into\n" +
 			"every region of the lab (the lines between //lab:begin ID and //lab:end). Code outside the regions and the\n" +
 			"code of other labs stays byte for byte; the one exception are import lines only the replaced code used, which go\n" +
 			"too, so that the file compiles.\n\n" +
-			"When a region holds code you wrote, course reset refuses, lists the regions whose code would be lost and changes\n" +
-			"nothing (exit code 1). With --force it replaces them: it first copies every file it changes, as it is, to\n" +
-			".course/backup/<time>-lab-<ID>/, then writes each file atomically.\n" +
+			"When a region holds code you wrote that is not committed in git, course reset refuses, lists the regions whose code\n" +
+			"would be lost and changes nothing (exit code 1); code committed as it is (the regions equal HEAD's) loses nothing and\n" +
+			"is reset at once. With --force it replaces them: it first copies every file it changes, as it is, to\n" +
+			".course/backup/<time>-lab-<ID>/, then writes each file atomically. course reset --tests puts edited focused\n" +
+			"test files back (backed up first).\n" +
 			"When markers were removed or damaged, reset says which file and line and changes nothing; restore them and retry.",
 	},
 	"reset.example": {
@@ -63,11 +68,18 @@ var resetMessages = map[string]message{
 		"Lab %s 的以下区域里有你写的代码，恢复会丢失它们：\n%s\n什么也没有改。确实要恢复，请运行（会先备份到 %s/）：\n  %s",
 		"these regions of lab %s hold code you wrote, which a reset would lose:\n%s\nNothing was changed. To reset anyway (backed up under %s/ first), run:\n  %s",
 	},
-	"reset.region":  {"  %s:%d  （%d 行）", "  %s:%d  (%d lines)"},
-	"reset.imports": {"%s：去掉了只有你的代码用到的 import：%s", "%s: removed the imports only your code used: %s"},
-	"reset.backup":  {"已备份到 %s", "backed up to %s"},
-	"reset.done":    {"已恢复 Lab %s 的起始代码：%s", "reset lab %s to its starter code: %s"},
-	"reset.nexttst": {"运行这个 Lab 的测试：\n  course test --lab %s", "run the lab's tests:\n  course test --lab %s"},
+	"reset.region":     {"  %s:%d  （%d 行）", "  %s:%d  (%d lines)"},
+	"reset.imports":    {"%s：去掉了只有你的代码用到的 import：%s", "%s: removed the imports only your code used: %s"},
+	"reset.backup":     {"已备份到 %s", "backed up to %s"},
+	"reset.done":       {"已恢复 Lab %s 的起始代码：%s", "reset lab %s to its starter code: %s"},
+	"reset.nexttst":    {"运行这个 Lab 的测试：\n  course test --lab %s", "run the lab's tests:\n  course test --lab %s"},
+	"reset.flag.tests": {"把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）", "put the focused test files back as the practice started with them (backed up first)"},
+	"reset.tests.none": {"聚焦测试文件和练习开始时一样，没有需要恢复的。", "the focused test files are as the practice started with them; nothing to restore."},
+	"reset.tests.done": {"已恢复聚焦测试文件：%s", "restored the focused test files: %s"},
+	"reset.committed": {
+		"Lab %s 区域里的代码已经提交在 git 里（%s），恢复不会丢失它：git show HEAD:%s 能看到它。",
+		"the code in lab %s's regions is committed in git (%s), so a reset loses nothing: git show HEAD:%s shows it.",
+	},
 }
 
 func init() {
@@ -155,14 +167,22 @@ func (a *app) resetCommand() *cobra.Command {
 	var (
 		labFlag string
 		force   bool
+		tests   bool
 	)
 	c := &cobra.Command{
-		Use:     "reset --lab ID [--force] [DIR]",
+		Use:     "reset --lab ID [--force] [DIR] | reset --tests [DIR]",
 		Short:   a.p.text("reset.short"),
 		Long:    a.p.text("reset.long"),
 		Example: a.p.text("reset.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
+			if tests && labFlag == "" {
+				root, b, ch, err := a.practiceChapter(dirArg(args))
+				if err != nil {
+					return err
+				}
+				return a.resetTests(root, b, ch, time.Now())
+			}
 			root, b, ch, lab, err := a.practiceLab(dirArg(args), labFlag, "course reset")
 			if err != nil {
 				return err
@@ -172,6 +192,7 @@ func (a *app) resetCommand() *cobra.Command {
 	}
 	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("reset.flag.lab"))
 	c.Flags().BoolVar(&force, "force", false, a.p.text("reset.flag.force"))
+	c.Flags().BoolVar(&tests, "tests", false, a.p.text("reset.flag.tests"))
 	return c
 }
 
@@ -228,6 +249,11 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 		fmt.Fprintln(a.stdout, a.p.text("reset.nothing", lab.ID))
 		return nil
 	}
+	if !force && committed(root, lab.ID, changes) {
+		// The learner's code is in git: nothing is lost, and no backup is needed.
+		fmt.Fprintln(a.stdout, a.p.text("reset.committed", lab.ID, headShort(root), changes[0].path))
+		force = true
+	}
 	if !force {
 		var regions []string
 		for _, rf := range changes {
@@ -239,11 +265,13 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 			"course reset --lab "+shellQuote(lab.ID)+" --force"))
 		return errSilentFailure
 	}
-	backup, err := backupFiles(root, lab, changes, now)
-	if err != nil {
-		return err
+	if !committed(root, lab.ID, changes) {
+		backup, err := backupFiles(root, "lab-"+lab.ID, changes, now)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(a.stdout, a.p.text("reset.backup", backup))
 	}
-	fmt.Fprintln(a.stdout, a.p.text("reset.backup", backup))
 	var paths []string
 	for _, rf := range changes {
 		if err := replaceFileAtomically(rf.name, rf.next, rf.mode); err != nil {
@@ -299,13 +327,13 @@ func beginLines(src []byte, lab string) []int {
 }
 
 // backupFiles copies the current content of every changed file to a new folder
-// .course/backup/<time>-lab-<id>/ under root and returns that folder, relative to root.
-func backupFiles(root string, lab *manifest.Lab, changes []resetFile, now time.Time) (string, error) {
+// .course/backup/<time>-<what>/ under root (what is "lab-7.3" or "tests") and returns that folder, relative to root.
+func backupFiles(root, what string, changes []resetFile, now time.Time) (string, error) {
 	base := filepath.Join(root, filepath.FromSlash(backupDir))
 	if err := os.MkdirAll(base, 0o755); err != nil {
 		return "", fmt.Errorf("creating %s: %w", backupDir, err)
 	}
-	stamp := now.UTC().Format("20060102T150405Z") + "-lab-" + lab.ID
+	stamp := now.UTC().Format("20060102T150405Z") + "-" + what
 	name := stamp
 	var dir string
 	for n := 2; ; n++ {
@@ -325,4 +353,62 @@ func backupFiles(root string, lab *manifest.Lab, changes []resetFile, now time.T
 		}
 	}
 	return filepath.ToSlash(filepath.Join(backupDir, name)), nil
+}
+
+// resetTests puts the focused test files that differ from the practice's start back, after
+// backing up their current content.
+func (a *app) resetTests(root string, b *tree.Builder, ch *manifest.Chapter, now time.Time) error {
+	_, prov, err := practice.Find(root)
+	if err != nil {
+		return err
+	}
+	changed, err := prov.ChangedTestFiles(root)
+	if err != nil {
+		return err
+	}
+	if len(changed) == 0 {
+		fmt.Fprintln(a.stdout, a.p.text("reset.tests.none"))
+		return nil
+	}
+	starter, err := b.Starter(ch)
+	if err != nil {
+		return err
+	}
+	var changes []resetFile
+	for _, p := range changed {
+		data, ok := starter[p]
+		if !ok {
+			return fmt.Errorf("restoring %s: the starter of chapter %s has no such file", p, ch.Number)
+		}
+		name := filepath.Join(root, filepath.FromSlash(p))
+		rf := resetFile{labFile: labFile{path: p, name: name, mode: 0o644}, next: data}
+		src, err := os.ReadFile(name)
+		switch {
+		case err == nil:
+			rf.src = src
+		case !errors.Is(err, fs.ErrNotExist): // a deleted file has nothing to back up
+			return err
+		}
+		changes = append(changes, rf)
+	}
+	var existing []resetFile
+	for _, rf := range changes {
+		if rf.src != nil {
+			existing = append(existing, rf)
+		}
+	}
+	if len(existing) > 0 {
+		backup, err := backupFiles(root, "tests", existing, now)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(a.stdout, a.p.text("reset.backup", backup))
+	}
+	for _, rf := range changes {
+		if err := replaceFileAtomically(rf.name, rf.next, rf.mode); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(a.stdout, style{a.color}.ok(a.p.text("reset.tests.done", strings.Join(changed, ", "))))
+	return nil
 }

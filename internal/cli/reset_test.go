@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/learn-tinypi/course/internal/manifest"
 )
 
 func TestUnifiedDiff(t *testing.T) {
@@ -50,7 +48,7 @@ func TestBeginLines(t *testing.T) {
 
 func TestBackupFilesNeverOverwrites(t *testing.T) {
 	root := t.TempDir()
-	lab := &manifest.Lab{ID: "7.1"}
+	lab := "lab-7.1"
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	changes := []resetFile{{labFile: labFile{path: "sub/a.go", src: []byte("first"), mode: 0o644}}}
 	dir1, err := backupFiles(root, lab, changes, now)

@@ -85,6 +85,10 @@ func (a *app) solutionCommand() *cobra.Command {
 				if err := a.requireGo(b.Course()); err != nil {
 					return err
 				}
+				if changed := a.changedTests(root); len(changed) > 0 {
+					a.printTestsChanged(changed)
+					return errSilentFailure
+				}
 				fmt.Fprintln(a.stderr, a.p.text("solution.running", lab.ID, shellQuote(lab.Pattern)))
 				report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: lab.Pattern})
 				if err != nil {
@@ -94,8 +98,8 @@ func (a *app) solutionCommand() *cobra.Command {
 					fmt.Fprintln(a.stderr, a.p.text("solution.build", lab.ID, shellQuote(lab.ID)))
 					return errSilentFailure
 				}
-				if o := a.labOutcome(lab, report); o.passed < o.total() {
-					fmt.Fprintln(a.stderr, a.p.text("solution.notgreen", lab.ID, o.passed, o.total(), shellQuote(lab.ID), shellQuote(lab.ID)))
+				if o := a.labOutcome(lab, report); o.passed < o.total {
+					fmt.Fprintln(a.stderr, a.p.text("solution.notgreen", lab.ID, o.passed, o.total, shellQuote(lab.ID), shellQuote(lab.ID)))
 					return errSilentFailure
 				}
 				fmt.Fprintln(a.stdout, st.ok(a.p.text("solution.green", lab.ID)))

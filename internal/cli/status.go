@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -95,7 +96,49 @@ func (a *app) practiceChapter(dir string) (root string, b *tree.Builder, ch *man
 	if err != nil {
 		return "", nil, nil, err
 	}
+	a.fromCwd = relFromCwd(root)
 	return root, b, ch, nil
+}
+
+// relFromCwd returns dir relative to the current directory, "" when it is the current directory
+// (or the current directory is unknown).
+func relFromCwd(dir string) string {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	rel, err := filepath.Rel(cwd, dir)
+	if err != nil {
+		return dir
+	}
+	if rel == "." {
+		return ""
+	}
+	return rel
+}
+
+// insideRoot reports whether rel, a practice directory relative to the current directory, is
+// an ancestor of it ("..", "../.."): the current directory is inside the practice directory.
+func insideRoot(rel string) bool {
+	for _, part := range strings.Split(filepath.ToSlash(rel), "/") {
+		if part != ".." {
+			return false
+		}
+	}
+	return rel != ""
+}
+
+// labTestCommand is the command that runs lab's focused tests from the current directory.
+func (a *app) labTestCommand(lab *manifest.Lab) string {
+	switch {
+	case a.fromCwd == "":
+		return practice.TestCommand(lab)
+	case insideRoot(a.fromCwd):
+		// go finds the module from a subdirectory; the package is the practice directory.
+		return strings.TrimSuffix(practice.TestCommand(lab), ".") + filepath.ToSlash(a.fromCwd)
+	default:
+		return "cd " + shellQuote(a.fromCwd) + " && " + practice.TestCommand(lab)
+	}
 }
 
 // runPattern is the -run pattern that selects the tests of labs.
@@ -109,15 +152,22 @@ func runPattern(labs []*manifest.Lab) string {
 
 // labRun is one run of the focused tests of some labs of a chapter.
 type labRun struct {
-	report   *gotest.Report
-	outcome  progress.Progress // what the run found about the labs it ran
-	progress progress.Progress // the chapter's progress with the outcome merged in
+	// testsChanged lists the focused test files that differ from the practice's start: while it
+	// is not empty no lab counts as done.
+	testsChanged []string
+	report       *gotest.Report
+	outcome      progress.Progress // what the run found about the labs it ran
+	progress     progress.Progress // the chapter's progress with the outcome merged in
 }
 
 // runLabs runs the focused tests of labs in the practice directory root, records the outcome in
 // its progress file and returns the report, the outcome and the updated progress of the whole
 // chapter. A progress file that cannot be written is a warning, not a failure.
 func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, labs []*manifest.Lab) (labRun, error) {
+	changed := a.changedTests(root)
+	if len(changed) > 0 {
+		a.printTestsChanged(changed)
+	}
 	run := runPattern(labs)
 	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
 	started := time.Now()
@@ -127,7 +177,41 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	}
 	a.printTimedOut(ch, report) // timeout.go
 	outcome := progress.FromReport(ch, labs, report, started)
-	return labRun{report: report, outcome: outcome, progress: a.recordProgress(root, ch, outcome)}, nil
+	if len(changed) > 0 {
+		outcome.Distrust(testsChangedReason(changed))
+	}
+	return labRun{testsChanged: changed, report: report, outcome: outcome,
+		progress: a.recordProgress(root, ch, outcome, changed)}, nil
+}
+
+// changedTests returns the focused test files of the practice directory root that differ from
+// the ones it was created with. A failure to check is a warning: the run still counts.
+func (a *app) changedTests(root string) []string {
+	_, prov, err := practice.Find(root)
+	if err != nil {
+		return nil
+	}
+	changed, err := prov.ChangedTestFiles(root)
+	if err != nil {
+		fmt.Fprintln(a.stderr, a.p.text("err.prefix", err))
+		return nil
+	}
+	return changed
+}
+
+// printTestsChanged says loudly that the focused tests were edited, and how to restore them.
+func (a *app) printTestsChanged(changed []string) {
+	cmd := "course reset --tests"
+	if a.fromCwd != "" {
+		cmd += " " + shellQuote(a.fromCwd)
+	}
+	fmt.Fprintln(a.stdout, style{a.color}.bad(a.p.text("tests.changed", strings.Join(changed, ", "), cmd)))
+}
+
+// testsChangedReason is the first failure recorded for a lab that a run with edited focused
+// tests cannot prove done.
+func testsChangedReason(changed []string) string {
+	return "focused tests changed (" + strings.Join(changed, ", ") + "): course reset --tests"
 }
 
 // savedProgress returns the progress file of root when it belongs to ch; nil when it is
@@ -142,12 +226,15 @@ func savedProgress(root string, ch *manifest.Chapter) *progress.Progress {
 
 // recordProgress merges a run's outcome into the progress file of root and returns the
 // chapter's progress.
-func (a *app) recordProgress(root string, ch *manifest.Chapter, run progress.Progress) progress.Progress {
+func (a *app) recordProgress(root string, ch *manifest.Chapter, run progress.Progress, testsChanged []string) progress.Progress {
 	old, err := progress.Load(root)
 	if err != nil {
 		old = nil // missing or unreadable: this run starts it afresh
 	}
 	p := progress.Merge(ch, old, run)
+	if len(testsChanged) > 0 {
+		p.Distrust(testsChangedReason(testsChanged))
+	}
 	if err := progress.Save(root, p); err != nil {
 		fmt.Fprintln(a.stderr, a.p.text("progress.save", err))
 	}
@@ -182,6 +269,9 @@ func (a *app) statusCommand() *cobra.Command {
 				fmt.Fprintln(a.stdout, a.p.text("status.build"))
 			}
 			a.printStatus(b.Course(), ch, root, run.progress)
+			if len(run.testsChanged) > 0 {
+				a.printTestsChanged(run.testsChanged)
+			}
 			if report.BuildFailed {
 				return errSilentFailure
 			}
@@ -197,7 +287,7 @@ func (a *app) printStatus(c *manifest.Course, ch *manifest.Chapter, root string,
 	if next != nil {
 		fmt.Fprintln(a.stdout, a.p.text("status.next", next.ID, a.labTitle(next)))
 		fmt.Fprintln(a.stdout, a.p.text("status.next.card", a.cardPath(next)))
-		fmt.Fprintln(a.stdout, a.p.text("status.next.run", practice.TestCommand(next)))
+		fmt.Fprintln(a.stdout, a.p.text("status.next.run", a.labTestCommand(next)))
 		return
 	}
 	st := style{a.color}

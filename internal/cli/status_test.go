@@ -52,9 +52,9 @@ func TestPrintTestReportHints(t *testing.T) {
 		"下一步：读 labs/7.1.md，然后运行 go test -run '^TestLab7_1_' .\n",
 	}, {langEN, "" +
 		"lab  title       passed  first failure\n" +
-		"7.1  Stop        0/1     TestLab7_1_A: Lab 7.1 收集 尚未实现\n" +
+		"7.1  Stop        0/1     TestLab7_1_A: Lab 7.1 收集 尚未实现 (lab 7.1, \"Stop\", is not implemented yet)\n" +
 		"     Hint: Read the test.\n" +
-		"7.2  Round trip  0/2     TestLab7_2_A: Lab 7.1 收集 尚未实现\n" +
+		"7.2  Round trip  0/2     TestLab7_2_A: Lab 7.1 收集 尚未实现 (lab 7.1 is not implemented yet)\n" +
 		"0 passed, 3 failed\n" +
 		"next: read labs/7.1.en.md, then run go test -run '^TestLab7_1_' .\n",
 	}}

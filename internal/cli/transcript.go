@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/practice"
+	"github.com/learn-tinypi/course/internal/progress"
 	"github.com/learn-tinypi/course/internal/transcript"
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -66,7 +68,15 @@ var transcriptMessages = map[string]message{
 	"transcript.same":        {"两次运行一致。", "the two runs agree."},
 	"transcript.testfailed":  {"（测试失败）", "(test failed)"},
 	"transcript.reordered":   {"~ 同一批并发工具的 tool_end，完成顺序不同（不算不同）", "~ tool_end events of one concurrent batch, completed in another order (not a difference)"},
-	"transcript.hint":        {"对比你的运行与参考运行：course transcript %s", "compare your run with the reference run: course transcript %s"},
+	"transcript.stale": {
+		"%s 的运行记录比你的代码旧（普通的 go test 不会记录运行），重新记录：go test -run %s .",
+		"the run record of %s is older than your code (a plain go test records nothing); recording it again: go test -run %s .",
+	},
+	"transcript.stillstale": {
+		"注意：%s 的运行记录仍然比你的代码旧，下面显示的可能不是你现在的代码的运行。",
+		"warning: the run record of %s is still older than your code; what follows may not be the run of your current code.",
+	},
+	"transcript.hint": {"对比你的运行与参考运行：course transcript %s", "compare your run with the reference run: course transcript %s"},
 }
 
 func init() {
@@ -132,6 +142,15 @@ func (a *app) transcriptCommand() *cobra.Command {
 			if len(learner) == 0 {
 				return a.usagef("transcript.unknown", test, transcriptsDir)
 			}
+			if recordsStale(root, recDir, test) {
+				// A record older than the code may show a run the code no longer makes.
+				if learner, err = a.rerecord(c, root, recDir, test); err != nil {
+					return err
+				}
+				if len(learner) == 0 {
+					return a.usagef("transcript.unknown", test, transcriptsDir)
+				}
+			}
 			reference, err := a.referenceRecords(c, prov.Chapter, test)
 			if err != nil {
 				return err
@@ -142,6 +161,57 @@ func (a *app) transcriptCommand() *cobra.Command {
 	c.Flags().StringVar(&dir, "dir", ".", a.p.text("transcript.flag.dir"))
 	c.Flags().IntVar(&width, "width", 0, a.p.text("transcript.flag.width"))
 	return c
+}
+
+// recordsStale reports whether a file of the practice directory root (its code or tests) changed
+// after the oldest run record of test in recDir was written.
+func recordsStale(root, recDir, test string) bool {
+	entries, err := os.ReadDir(recDir)
+	if err != nil {
+		return false
+	}
+	var oldest time.Time
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		name := filepath.Join(recDir, e.Name())
+		rec, err := transcript.Load(name)
+		if err != nil || len(transcript.Select([]tinypi.RunRecord{rec}, test)) == 0 {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if oldest.IsZero() || info.ModTime().Before(oldest) {
+			oldest = info.ModTime()
+		}
+	}
+	if oldest.IsZero() {
+		return false
+	}
+	stale, err := progress.Stale(root, &progress.Progress{RanAt: oldest})
+	return err == nil && stale
+}
+
+// rerecord runs test's top-level test in the practice directory root so that it records its run
+// again, and returns the new records of test.
+func (a *app) rerecord(c *cobra.Command, root, recDir, test string) ([]tinypi.RunRecord, error) {
+	top, _, _ := strings.Cut(test, "/")
+	run := "^" + regexp.QuoteMeta(top) + "$"
+	fmt.Fprintln(a.stdout, a.p.text("transcript.stale", test, shellQuote(run)))
+	if _, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root)}); err != nil {
+		return nil, err
+	}
+	if recordsStale(root, recDir, test) {
+		fmt.Fprintln(a.stdout, a.p.text("transcript.stillstale", test))
+	}
+	recs, err := transcript.LoadDir(recDir)
+	if err != nil {
+		return nil, err
+	}
+	return transcript.Select(recs, test), nil
 }
 
 // listTranscripts prints every recorded test, whether it failed, and the command that shows it.

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/manifest"
-	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
 	"github.com/learn-tinypi/course/internal/watch"
 )
@@ -166,7 +165,7 @@ func (a *app) watchRun(ctx context.Context, root string, ch *manifest.Chapter, p
 		fmt.Fprintln(a.stdout, style{a.color}.ok(a.p.text("watch.alldone")))
 	case pinned == nil && len(labs) == 1 && next.ID != labs[0].ID:
 		fmt.Fprintln(a.stdout, style{a.color}.ok(a.p.text("watch.labdone", labs[0].ID, next.ID)))
-		fmt.Fprintln(a.stdout, a.p.text("status.next.run", practice.TestCommand(next)))
+		fmt.Fprintln(a.stdout, a.p.text("status.next.run", a.labTestCommand(next)))
 	}
 	return nil
 }

@@ -73,6 +73,26 @@ type Build struct {
 // It proves that a practice module builds on this machine without the network. The temporary
 // directory is removed. The error is non-nil only when the check could not run at all.
 func BuildOffline(ctx context.Context, goBin string, module tree.Tree, requires []string) (Build, error) {
+	steps := [][]string{{"build", "./..."}}
+	if len(requires) > 0 {
+		// go build only needs the modules its packages import; the learner's tests import the rest.
+		steps = append([][]string{append([]string{"mod", "download"}, requires...)}, steps...)
+	}
+	return buildIn(ctx, goBin, module, steps, gotest.OfflineEnv())
+}
+
+// BuildAsCourseTest compiles the tests of module (a Go module's tree) in a temporary directory the
+// way `course test` does: with the learner's own environment (GOFLAGS, GOPROXY, GOWORK,
+// GOTOOLCHAIN and the go env file), running no test. Settings that break `course test` although
+// the module cache is fine (GOFLAGS=-mod=vendor, for example) fail here. The temporary directory
+// is removed. The error is non-nil only when the check could not run at all.
+func BuildAsCourseTest(ctx context.Context, goBin string, module tree.Tree) (Build, error) {
+	return buildIn(ctx, goBin, module, [][]string{{"test", "-count=1", "-run", "^$", "./..."}}, nil)
+}
+
+// buildIn writes module into a temporary directory and runs the go commands of steps there, in
+// order, with env added to the current environment; it stops at the first that fails.
+func buildIn(ctx context.Context, goBin string, module tree.Tree, steps [][]string, env []string) (Build, error) {
 	tmp, err := os.MkdirTemp("", "course-doctor-")
 	if err != nil {
 		return Build{}, fmt.Errorf("doctor: %w", err)
@@ -82,15 +102,10 @@ func BuildOffline(ctx context.Context, goBin string, module tree.Tree, requires 
 	if err := module.Write(dir); err != nil {
 		return Build{}, fmt.Errorf("doctor: %w", err)
 	}
-	steps := [][]string{{"build", "./..."}}
-	if len(requires) > 0 {
-		// go build only needs the modules its packages import; the learner's tests import the rest.
-		steps = append([][]string{append([]string{"mod", "download"}, requires...)}, steps...)
-	}
 	for _, args := range steps {
 		cmd := exec.CommandContext(ctx, goBin, args...)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), gotest.OfflineEnv()...)
+		cmd.Env = append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
 		if err == nil {
 			continue
@@ -105,4 +120,26 @@ func BuildOffline(ctx context.Context, goBin string, module tree.Tree, requires 
 		return Build{Command: "go " + strings.Join(args, " "), Output: string(out)}, nil
 	}
 	return Build{OK: true}, nil
+}
+
+// Settings are the go settings that decide how `course test` builds, as `go env` reports them
+// (from the environment or the go env file).
+var Settings = []string{"GOFLAGS", "GOPROXY", "GOWORK", "GOTOOLCHAIN"}
+
+// SettingProblems returns the settings of env (values of Settings) that break a practice
+// directory's build, each as "NAME=value".
+func SettingProblems(env map[string]string) []string {
+	var bad []string
+	for _, flag := range strings.Fields(env["GOFLAGS"]) {
+		if strings.HasPrefix(flag, "-mod=") && flag != "-mod=readonly" {
+			// -mod=vendor needs a vendor directory a practice directory does not have;
+			// -mod=mod lets go rewrite the learner's go.mod.
+			bad = append(bad, "GOFLAGS="+env["GOFLAGS"])
+			break
+		}
+	}
+	if w := env["GOWORK"]; w != "" && w != "off" {
+		bad = append(bad, "GOWORK="+w)
+	}
+	return bad
 }

@@ -65,6 +65,26 @@ type TestResult struct {
 	// the test passed. go test prints t.Log lines the same way, so a failed test's earlier
 	// t.Log line counts too.
 	FirstFailure string
+	// Difference holds, when FirstFailure is only the header of a diff (it ends with ':'), the
+	// first lines of the message that carry the difference (the ones starting with - or +),
+	// trimmed. FirstFailure itself stays the header: it is part of a failure's signature.
+	Difference []string
+	// Unfinished is true when the test binary exited while the test was running, before the
+	// test reported its own result (os.Exit, log.Fatal, a panic in another goroutine, or a
+	// syscall.Exit(0) whose "ok" go test credits to the running test). Failed is set too: a
+	// test counts as passed only when it reported its pass itself.
+	Unfinished bool
+}
+
+// Exit describes a test binary that exited before every test it had started reported a result.
+type Exit struct {
+	Package string
+	// Test is the top-level test that was running when the binary exited (the unfinished test
+	// that printed last); "" when no test was running.
+	Test string
+	// LastOutput holds the last lines the binary printed (at most ten), without go test's own
+	// summary line.
+	LastOutput []string
 }
 
 // Report is the outcome of one `go test` run.
@@ -79,6 +99,9 @@ type Report struct {
 	BuildOutput string
 	// ExitCode is the exit code of `go test`.
 	ExitCode int
+	// Exits lists the packages whose test binary exited before all its started tests reported:
+	// the tests of such a package that had not started yet did not run at all.
+	Exits []Exit
 	// VetFailed is true when Options.Vet was set and `go vet` failed; VetOutput holds what it
 	// said.
 	VetFailed bool
@@ -162,6 +185,14 @@ func (r *Report) Failed() []TestResult {
 		}
 	}
 	return failed
+}
+
+// Exited returns the first entry of Exits, and whether there is one.
+func (r *Report) Exited() (Exit, bool) {
+	if len(r.Exits) == 0 {
+		return Exit{}, false
+	}
+	return r.Exits[0], true
 }
 
 // Test returns the top-level test with the given name (the first one when several packages have
@@ -295,7 +326,7 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("running go test: %w", err)
 	}
-	h := &handler{limit: opts.TestTimeout, stop: cancel}
+	h := &handler{limit: opts.TestTimeout, stop: cancel, reported: map[testKey]bool{}, last: map[string]*lastOutput{}}
 	defer h.stopTimers()
 	execution, scanErr := testjson.ScanTestOutput(testjson.ScanConfig{
 		Stdout:                   stdout,
@@ -322,7 +353,8 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 		code = 1
 	}
 	report.ExitCode = code
-	report.Tests = topLevel(execution)
+	report.Tests = topLevel(execution, h.reported)
+	report.Exits = exits(report.Tests, h.last)
 	report.BuildOutput = strings.Join(h.output, "") + outsideTests(execution)
 	report.BuildFailed = h.buildFailed
 	report.Runs = h.runs
@@ -337,8 +369,9 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 	return nil
 }
 
-// handler watches the event stream for build failures and keeps the build output, and stops
-// go test when a top-level test runs longer than limit. ScanTestOutput calls it from two
+// handler watches the event stream for build failures and keeps the build output, which
+// tests reported their own pass, each package's last output and each test's run counts, and
+// stops go test when a top-level test runs longer than limit. ScanTestOutput calls it from two
 // goroutines (stdout and stderr), hence the mutex.
 type handler struct {
 	mu            sync.Mutex
@@ -352,6 +385,12 @@ type handler struct {
 	stop    context.CancelCauseFunc // stops go test
 	timers  map[testKey]*time.Timer // the running top-level tests' watchdogs
 	tooLong string                  // the first test that ran longer than limit
+
+	// reported holds the tests that printed their own "--- PASS: Name" line. go test credits
+	// the "ok" of a binary that exited with status 0 to the test that was running, with a pass
+	// event but without that line.
+	reported map[testKey]bool
+	last     map[string]*lastOutput // by package
 }
 
 // testKey names a test of a package.
@@ -420,6 +459,48 @@ func markTimedOut(report *Report, name string, limit time.Duration) {
 	report.Tests = append(report.Tests, TestResult{Name: name, Failed: true, FirstFailure: msg})
 }
 
+// lastOutputLines is how many of a package's last output lines a report keeps.
+const lastOutputLines = 10
+
+// lastOutput is the end of one package's output, and the top-level test that printed last.
+type lastOutput struct {
+	lines []string
+	test  string
+}
+
+// passLine is the line a test prints when it passes, "--- PASS: TestX (0.00s)".
+var passLine = regexp.MustCompile(`^\s*--- PASS: (\S+) \(`)
+
+// summaryLine matches the lines go test prints for a whole package.
+var summaryLine = regexp.MustCompile(`^(ok|FAIL|PASS)(\s|$)`)
+
+func (h *handler) record(e testjson.TestEvent) {
+	if e.Action != testjson.ActionOutput || e.Package == "" {
+		return
+	}
+	line := strings.TrimRight(e.Output, "\n")
+	// By the name in the line, not the event's test: go test has attributed output to the
+	// wrong test before (golang.org/issue/29755).
+	if m := passLine.FindStringSubmatch(line); m != nil {
+		h.reported[testKey{e.Package, m[1]}] = true
+	}
+	if line == "" || summaryLine.MatchString(line) || strings.HasPrefix(line, "=== ") {
+		return
+	}
+	l := h.last[e.Package]
+	if l == nil {
+		l = &lastOutput{}
+		h.last[e.Package] = l
+	}
+	if e.Test != "" {
+		l.test, _ = testjson.TestName(e.Test).Split()
+	}
+	l.lines = append(l.lines, line)
+	if len(l.lines) > lastOutputLines {
+		l.lines = l.lines[len(l.lines)-lastOutputLines:]
+	}
+}
+
 // failedBuild is the field go test -json sets on a package's fail event when its build failed;
 // testjson.TestEvent does not carry it.
 type failedBuild struct {
@@ -430,6 +511,7 @@ func (h *handler) Event(e testjson.TestEvent, _ *testjson.Execution) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.watch(e)
+	h.record(e)
 	switch e.Action {
 	case testjson.ActionBuild:
 		h.buildFailed = true
@@ -520,8 +602,39 @@ func outsideTests(execution *testjson.Execution) string {
 	return b.String()
 }
 
+// exits returns the packages of tests whose binary exited with a test unfinished.
+func exits(tests []TestResult, last map[string]*lastOutput) []Exit {
+	var out []Exit
+	seen := map[string]bool{}
+	for _, t := range tests {
+		if !t.Unfinished || seen[t.Package] {
+			continue
+		}
+		seen[t.Package] = true
+		e := Exit{Package: t.Package, Test: t.Name}
+		if l := last[t.Package]; l != nil {
+			e.LastOutput = l.lines
+			if r, ok := findTest(tests, t.Package, l.test); ok && r.Unfinished {
+				e.Test = l.test
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func findTest(tests []TestResult, pkg, name string) (TestResult, bool) {
+	for _, t := range tests {
+		if t.Package == pkg && t.Name == name {
+			return t, true
+		}
+	}
+	return TestResult{}, false
+}
+
 // topLevel folds execution's test cases into top-level tests, in the order they started.
-func topLevel(execution *testjson.Execution) []TestResult {
+// reported holds the tests that printed their own pass line; a pass without it is unfinished.
+func topLevel(execution *testjson.Execution, reported map[testKey]bool) []TestResult {
 	var results []TestResult
 	for _, name := range execution.Packages() {
 		pkg := execution.Package(name)
@@ -555,13 +668,18 @@ func topLevel(execution *testjson.Execution) []TestResult {
 				r.Passed = c.action == testjson.ActionPass
 				r.Failed = c.action == testjson.ActionFail
 				r.Skipped = c.action == testjson.ActionSkip
+				// A test that never ended, or whose pass go credited from the binary's exit.
+				r.Unfinished = c.tc.Elapsed < 0 || (r.Passed && !reported[testKey{name, root}])
+				if r.Unfinished {
+					r.Passed, r.Failed = false, true
+				}
 			}
 		}
 		// Output in the order the cases started: the parent's own lines, then each subtest's.
 		for _, c := range cases {
 			root, _ := c.tc.Test.Split()
 			r := &results[index[root]]
-			if c.action == testjson.ActionPass && !c.tc.Test.IsSubTest() {
+			if c.action == testjson.ActionPass && !c.tc.Test.IsSubTest() && !r.Unfinished {
 				continue
 			}
 			// Each case's own lines: Package.OutputLines would add a parent's passed
@@ -579,12 +697,48 @@ func topLevel(execution *testjson.Execution) []TestResult {
 			continue
 		}
 		r.FirstFailure = FirstFailure(r.Output)
+		r.Difference = Difference(r.Output)
 		if pkg := execution.Package(r.Package); r.FirstFailure == "" && pkg.TestMainFailed() {
 			// A timeout's panic is printed as the package's output, not the test's.
 			r.FirstFailure = FirstFailure(strings.Split(pkg.Output(0), "\n"))
 		}
 	}
 	return results
+}
+
+// differenceLines is how many lines of a diff Difference keeps.
+const differenceLines = 2
+
+// Difference returns, when the first failure message of lines is a diff's header (it ends with
+// ':'), the first lines after it that start with - or + (trimmed), at most two; nil otherwise.
+func Difference(lines []string) []string {
+	for i, line := range lines {
+		m := messageLine.FindStringSubmatch(line)
+		if m == nil {
+			if strings.HasPrefix(line, "panic: ") {
+				return nil
+			}
+			continue
+		}
+		if !strings.HasSuffix(strings.TrimSpace(m[1]), ":") {
+			return nil
+		}
+		var diff []string
+		for _, next := range lines[i+1:] {
+			if messageLine.MatchString(next) || strings.HasPrefix(strings.TrimSpace(next), "--- ") {
+				break
+			}
+			text := strings.TrimSpace(next)
+			if strings.HasPrefix(text, "-") || strings.HasPrefix(text, "+") {
+				diff = append(diff, strings.Join(strings.Fields(text), " "))
+				if len(diff) == differenceLines {
+					break
+				}
+			}
+		}
+		return diff
+	}
+	return nil
 }
 
 var (

@@ -338,3 +338,90 @@ func TestEveryThird(t *testing.T) {
 		t.Errorf("Runs (-want +got):\n%s", diff)
 	}
 }
+
+// TestRunExitedBinary: a test counts as passed only when it reported its own pass. A binary that
+// exits in a test (even with status 0, whose "ok" go test credits to the running test) leaves that
+// test unfinished and failed, and the report names it with the binary's last output.
+func TestRunExitedBinary(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		imports  string
+		wantLast string
+	}{
+		{"syscall.Exit(0)", `fmt.Println("leaving early"); syscall.Exit(0)`, `"fmt"; "syscall"`, "leaving early"},
+		{"os.Exit(1)", `fmt.Println("bye"); os.Exit(1)`, `"fmt"; "os"`, "bye"},
+		{"log.Fatal", `log.Fatal("cannot open config")`, `"log"`, "cannot open config"},
+		{"panic in a goroutine", `done := make(chan int); go func() { panic("boom in goroutine") }(); <-done`, ``, "panic: boom in goroutine"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := "package m\n\nimport (\"testing\"; " + tt.imports + ")\n\n" +
+				"func TestFirst(t *testing.T) {}\n\n" +
+				"func TestDies(t *testing.T) { " + tt.body + " }\n\n" +
+				"func TestNeverRuns(t *testing.T) {}\n"
+			dir := writeModule(t, map[string]string{"m_test.go": src})
+			report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Fresh: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if report.OK() {
+				t.Errorf("OK() = true for a binary that exited in a test")
+			}
+			first, _ := report.Test("TestFirst")
+			if !first.Passed || first.Unfinished {
+				t.Errorf("TestFirst = %+v, want passed", first)
+			}
+			dies, ok := report.Test("TestDies")
+			if !ok || dies.Passed || !dies.Failed || !dies.Unfinished {
+				t.Errorf("TestDies = %+v, %v; want failed and unfinished", dies, ok)
+			}
+			if _, ok := report.Test("TestNeverRuns"); ok {
+				t.Errorf("TestNeverRuns is in the report; it never started")
+			}
+			exit, ok := report.Exited()
+			if !ok {
+				t.Fatalf("Exits is empty, want the package")
+			}
+			if exit.Test != "TestDies" {
+				t.Errorf("Exit.Test = %q, want TestDies", exit.Test)
+			}
+			if !containsLine(exit.LastOutput, tt.wantLast) {
+				t.Errorf("Exit.LastOutput = %q, want a line with %q", exit.LastOutput, tt.wantLast)
+			}
+			if containsLine(exit.LastOutput, "ok  \t") || containsLine(exit.LastOutput, "FAIL\t") {
+				t.Errorf("Exit.LastOutput = %q keeps go test's summary line", exit.LastOutput)
+			}
+		})
+	}
+}
+
+func TestDifference(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"diff header", []string{
+			"=== RUN   TestX",
+			"    x_test.go:12: events (-want +got):",
+			"          []string{",
+			"          \t\"a\",",
+			"        - \t\"tool_end\",",
+			"        + \t\"turn_end\",",
+			"        + \t\"more\",",
+			"          }",
+			"--- FAIL: TestX (0.00s)",
+		}, []string{`- "tool_end",`, `+ "turn_end",`}},
+		{"not a header", []string{"    x_test.go:1: want 1, got 2", "        - x"}, nil},
+		{"stops at the next message", []string{"    x_test.go:1: a (-want +got):", "    x_test.go:2: b", "        - x"}, nil},
+		{"panic first", []string{"panic: x:", "- y"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, Difference(tt.lines)); diff != "" {
+				t.Errorf("Difference (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

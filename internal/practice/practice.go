@@ -6,6 +6,8 @@ package practice
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"syscall"
 	"text/template"
@@ -45,6 +48,44 @@ type Provenance struct {
 	CreatedAt  string   `json:"created_at"`  // RFC 3339
 	KitVersion string   `json:"kit_version"` // the course binary's module version
 	Labs       []string `json:"labs"`        // lab ids in order
+	// TestFiles maps every test file of the starter (_test.go files and testdata; slash path) to the sha256 of its content,
+	// hex: the focused tests as the kit wrote them, which ChangedTestFiles compares against.
+	TestFiles map[string]string `json:"test_files,omitempty"`
+}
+
+// ChangedTestFiles returns, sorted, the test files recorded in p whose content in the practice
+// directory root differs from what the kit wrote (or which are gone). A test that was edited
+// can pass without the lab being done, so the kit does not count a run while this is non-empty.
+// Practice directories made before the hashes were recorded have none, and nothing to compare.
+func (p *Provenance) ChangedTestFiles(root string) ([]string, error) {
+	var changed []string
+	for name, want := range p.TestFiles {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(name)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			changed = append(changed, name)
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("checking the focused tests: %w", err)
+		}
+		if fileHash(data) != want {
+			changed = append(changed, name)
+		}
+	}
+	sort.Strings(changed)
+	return changed, nil
+}
+
+// isTestFile reports whether the starter file p is part of the tests: a _test.go file or a file
+// under a testdata directory (recordings the tests compare against).
+func isTestFile(p string) bool {
+	return strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "testdata/") || strings.Contains(p, "/testdata/")
+}
+
+// fileHash is the hex sha256 of data.
+func fileHash(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // ErrNotPractice is returned (wrapped) by Find when no practice directory encloses the given
@@ -158,6 +199,12 @@ func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, now
 		CreatedAt:  now.Format(time.RFC3339),
 		KitVersion: kitVersion(),
 		Labs:       labIDs,
+		TestFiles:  map[string]string{},
+	}
+	for p, data := range starter {
+		if isTestFile(p) {
+			prov.TestFiles[p] = fileHash(data)
+		}
 	}
 	if h != nil {
 		prov.Parent, prov.Target = h.Parent(ch), h.Target(ch)
@@ -190,6 +237,7 @@ type learningLab struct {
 	Card, CardEN   string // paths inside the practice directory
 	Command        string // the go test command that runs the lab's tests
 	PendingMessage string
+	PendingMeaning string // what PendingMessage says, in English
 }
 
 func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]byte, error) {
@@ -209,6 +257,7 @@ func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]
 			CardEN:         cardPath(lab, "en"),
 			Command:        TestCommand(lab),
 			PendingMessage: lab.PendingMessage(),
+			PendingMeaning: PendingMeaning(lab),
 		})
 	}
 	var buf bytes.Buffer
@@ -216,6 +265,15 @@ func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]
 		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// PendingMeaning says in English what lab's pending message (which stays as the seed wrote it,
+// in Chinese) means: `lab 7.1, "Finish a plain-text stop", is not implemented yet`.
+func PendingMeaning(lab *manifest.Lab) string {
+	if lab.TitleEN == "" {
+		return fmt.Sprintf("lab %s is not implemented yet", lab.ID)
+	}
+	return fmt.Sprintf("lab %s, %q, is not implemented yet", lab.ID, lab.TitleEN)
 }
 
 // TestCommand returns the shell command that runs lab's focused tests in a practice directory.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -249,6 +250,10 @@ func TestCreate(t *testing.T) {
 		t.Errorf("provenance has empty fields: %+v", prov)
 	}
 	prov.CreatedAt, prov.KitVersion = "", ""
+	if len(prov.TestFiles) == 0 {
+		t.Errorf("provenance records no test file hashes")
+	}
+	prov.TestFiles = nil // TestChangedTestFiles checks them
 	if diff := cmp.Diff(&wantProv, prov); diff != "" {
 		t.Errorf("provenance (-want +got):\n%s", diff)
 	}
@@ -492,4 +497,65 @@ func TestCreateCurrentDirCancelledAtEveryStep(t *testing.T) {
 		}
 		assertOnly(t, dir)
 	}
+}
+
+// TestChangedTestFiles: the hashes of the starter's test files are recorded when the practice
+// directory is made, and an edited or deleted test file is reported; the learner's code is not.
+func TestChangedTestFiles(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	dir := filepath.Join(t.TempDir(), "mine")
+	if err := practice.Create(context.Background(), dir, f.b, f.h, f.ch); err != nil {
+		t.Fatal(err)
+	}
+	_, prov, err := practice.Find(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tests []string
+	for _, p := range files(t, dir) {
+		if strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "testdata/") {
+			tests = append(tests, p)
+		}
+	}
+	if len(tests) == 0 {
+		t.Fatal("the fixture's starter has no test file")
+	}
+	if diff := cmp.Diff(tests, slices.Sorted(maps.Keys(prov.TestFiles))); diff != "" {
+		t.Errorf("recorded test files (-on disk +recorded):\n%s", diff)
+	}
+	check := func(want []string) {
+		t.Helper()
+		got, err := prov.ChangedTestFiles(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ChangedTestFiles (-want +got):\n%s", diff)
+		}
+	}
+	check(nil)
+	// The learner's work changes no test file.
+	if err := os.WriteFile(filepath.Join(dir, "words.go"), []byte("package words\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check(nil)
+	// `return` at the top of a focused test.
+	file := filepath.Join(dir, filepath.FromSlash(tests[0]))
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := strings.Replace(string(data), "*testing.T) {", "*testing.T) { return;", 1)
+	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check([]string{tests[0]})
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	check([]string{tests[0]})
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check(nil)
 }

@@ -105,28 +105,55 @@ func FromReport(ch *manifest.Chapter, labs []*manifest.Lab, report *gotest.Repor
 		return p
 	}
 	for _, lab := range labs {
-		p.Labs = append(p.Labs, evaluate(ch, lab, report))
+		p.Labs = append(p.Labs, Evaluate(ch, lab, report))
 	}
 	return p
 }
 
-// evaluate decides lab's state from report.
-func evaluate(ch *manifest.Chapter, lab *manifest.Lab, report *gotest.Report) Lab {
-	l := Lab{ID: lab.ID}
+// LabTests returns the top-level tests of report that lab's pattern selects, in the order they
+// started; nil when the pattern does not compile (the manifest validates patterns). It is the
+// one place that picks a lab's tests from a run: `course test`, `course status`, the progress
+// file and the kit's own checks all count through it, and a test counts as passed only when
+// gotest says it reported its own pass.
+func LabTests(lab *manifest.Lab, report *gotest.Report) []gotest.TestResult {
 	re, err := regexp.Compile(lab.Pattern)
-	if err != nil { // the manifest validates patterns; this is defence only
+	if err != nil {
+		return nil
+	}
+	var tests []gotest.TestResult
+	for _, t := range report.Tests {
+		if !strings.Contains(t.Name, "/") && re.MatchString(t.Name) {
+			tests = append(tests, t)
+		}
+	}
+	return tests
+}
+
+// Count returns how many of tests (a lab's, from LabTests) passed, and how many the lab counts:
+// the number the manifest states, or more when more ran. A test that did not run counts as
+// not passed.
+func Count(lab *manifest.Lab, tests []gotest.TestResult) (passed, total int) {
+	for _, t := range tests {
+		if t.Passed {
+			passed++
+		}
+	}
+	return passed, max(len(tests), lab.Tests)
+}
+
+// Evaluate decides lab's state from report: what `course test` and `course status` show.
+func Evaluate(ch *manifest.Chapter, lab *manifest.Lab, report *gotest.Report) Lab {
+	l := Lab{ID: lab.ID}
+	if _, err := regexp.Compile(lab.Pattern); err != nil { // defence only
 		l.State, l.Total, l.FirstFailure = Red, lab.Tests, err.Error()
 		return l
 	}
 	pending := pendingMessages(ch, lab)
-	runs, stubbed := 0, 0
-	for _, t := range report.Tests {
-		if strings.Contains(t.Name, "/") || !re.MatchString(t.Name) {
-			continue
-		}
-		runs++
+	tests := LabTests(lab, report)
+	runs, stubbed := len(tests), 0
+	l.Passed, l.Total = Count(lab, tests)
+	for _, t := range tests {
 		if t.Passed {
-			l.Passed++
 			continue
 		}
 		if l.FirstFailure == "" {
@@ -139,7 +166,6 @@ func evaluate(ch *manifest.Chapter, lab *manifest.Lab, report *gotest.Report) La
 			stubbed++
 		}
 	}
-	l.Total = max(runs, lab.Tests)
 	switch {
 	case runs >= lab.Tests && l.Passed == l.Total && l.Total > 0:
 		l.State = Done
@@ -188,6 +214,16 @@ func Merge(ch *manifest.Chapter, old *Progress, run Progress) Progress {
 		}
 	}
 	return merged
+}
+
+// Distrust turns every done lab of p red, with reason as its first failure: the run cannot prove
+// a lab done (for example because the focused tests were edited).
+func (p *Progress) Distrust(reason string) {
+	for i := range p.Labs {
+		if p.Labs[i].State == Done {
+			p.Labs[i].State, p.Labs[i].FirstFailure = Red, reason
+		}
+	}
 }
 
 // HintLabs returns the ids of the labs of p whose hint `course test` shows: the first lab that is

@@ -226,3 +226,40 @@ func TestStale(t *testing.T) {
 		t.Errorf("Stale = %v, %v; want true after a file changed", stale, err)
 	}
 }
+
+// TestEvaluateUnfinished: a test whose binary exited before it reported counts as failed (gotest
+// sets Failed on it), and the tests that never ran leave their lab red.
+func TestEvaluateUnfinished(t *testing.T) {
+	ch := chapter()
+	report := &gotest.Report{Tests: []gotest.TestResult{
+		{Name: "TestLab7_1_A", Failed: true, Unfinished: true},
+	}, Exits: []gotest.Exit{{Test: "TestLab7_1_A"}}}
+	p := progress.FromReport(ch, ch.Labs, report, ranAt)
+	want := []progress.Lab{
+		{ID: "7.1", State: progress.Red, Total: 1, FirstFailure: "TestLab7_1_A"},
+		{ID: "7.2", State: progress.Red, Total: 2},
+		{ID: "7.3", State: progress.Red, Total: 1},
+	}
+	if diff := cmp.Diff(want, p.Labs); diff != "" {
+		t.Errorf("labs (-want +got):\n%s", diff)
+	}
+}
+
+// TestDistrust: a run with edited focused tests marks no lab done.
+func TestDistrust(t *testing.T) {
+	p := progress.Progress{Labs: []progress.Lab{
+		{ID: "7.1", State: progress.Done, Passed: 1, Total: 1},
+		{ID: "7.2", State: progress.NotStarted, Total: 2, FirstFailure: "TestLab7_2_A: Lab 7.2 往返 尚未实现"},
+	}}
+	p.Distrust("focused tests changed")
+	want := []progress.Lab{
+		{ID: "7.1", State: progress.Red, Passed: 1, Total: 1, FirstFailure: "focused tests changed"},
+		{ID: "7.2", State: progress.NotStarted, Total: 2, FirstFailure: "TestLab7_2_A: Lab 7.2 往返 尚未实现"},
+	}
+	if diff := cmp.Diff(want, p.Labs); diff != "" {
+		t.Errorf("labs (-want +got):\n%s", diff)
+	}
+	if n := p.DoneCount(chapter()); n != 0 {
+		t.Errorf("DoneCount = %d, want 0", n)
+	}
+}
