@@ -40,6 +40,21 @@ func ch04Requests(t *testing.T, m *ScriptedModel) []Request {
 	return callLab(t, m.Requests)
 }
 
+// ch04SendBeyondScript sends a request the script has no answer for and ignores the response:
+// lab 4.2 is about what was recorded, and the response is lab 4.3's, which may still be a stub.
+func ch04SendBeyondScript(t *testing.T, m *ScriptedModel, req Request) {
+	t.Helper()
+	defer func() {
+		if p := recover(); p != nil {
+			if strings.Contains(fmt.Sprint(p), "Lab 4.3 ") {
+				return // the record was made before the response was built
+			}
+			failOnPanic(t, p)
+		}
+	}()
+	m.Stream(context.Background(), req)
+}
+
 func ch04Ask(text string) Request {
 	return Request{SystemPrompt: "你是 tinypi。", Messages: []Message{UserText(text)}}
 }
@@ -163,9 +178,10 @@ func TestLab4_2_记录请求_按序计数(t *testing.T) {
 		{SystemPrompt: "另一个系统提示", Messages: []Message{UserText("第二次")}, Tools: []ToolDefinition{{Name: "read"}, {Name: "write"}}},
 		ch04DeepRequest(), // the script has run out: answered with an error, and still recorded
 	}
-	for _, req := range sent {
+	for _, req := range sent[:2] {
 		ch04Run(t, context.Background(), m, req)
 	}
+	ch04SendBeyondScript(t, m, sent[2])
 	recorded := ch04Requests(t, m)
 	if len(recorded) != len(sent) {
 		t.Errorf("Requests() holds %d requests after %d calls (the last one after the script ran out); every request received is recorded",
