@@ -41,15 +41,16 @@ type Config struct {
 	After func(d time.Duration) <-chan time.Time
 }
 
-// ErrRestart is the cause (context.Cause) of a run's cancellation when files changed, or the
-// learner asked for a run, while it was under way: a new run starts as soon as it has ended.
+// ErrRestart is the cause (context.Cause) of a run's cancellation when files changed while it
+// was under way: a new run starts as soon as it has ended.
 var ErrRestart = errors.New("restarted: files changed during the run")
 
 // Loop runs cfg.Run once at once, then again whenever cfg.Changes has delivered and been quiet
 // for cfg.Debounce, and whenever cfg.Manual delivers (a manual run also covers the changes
-// waiting for their debounce). A run is never left to finish on outdated files: when a run is
-// due while one is under way, the running one is cancelled (cause ErrRestart) and the new one
-// starts once it has ended. Runs never overlap. Loop returns nil when ctx ends, when cfg.Quit is
+// waiting for their debounce). A run is never left to finish on outdated files: when changes
+// have been quiet for cfg.Debounce while a run is under way, the running one is cancelled (cause
+// ErrRestart) and a new one starts once it has ended. A manual request is taken only between
+// runs: it waits for the run under way, as keys typed ahead do. Runs never overlap. Loop returns nil when ctx ends, when cfg.Quit is
 // closed, or when neither channel can deliver any more and no run is under way; it returns Run's
 // error when a run fails on its own. Loop returns only after the last run has ended (when ctx
 // ends, the run is cancelled).
@@ -91,6 +92,10 @@ func Loop(ctx context.Context, cfg Config) error {
 		if changes == nil && manual == nil && debounce == nil && running == nil {
 			return nil
 		}
+		idleManual := manual // requests are taken between runs only
+		if running != nil {
+			idleManual = nil
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -107,7 +112,7 @@ func Loop(ctx context.Context, cfg Config) error {
 				continue
 			}
 			debounce = after(cfg.Debounce)
-		case _, ok := <-manual:
+		case _, ok := <-idleManual:
 			if !ok {
 				manual = nil
 				continue

@@ -388,9 +388,9 @@ func TestLoopQuitLetsTheRunFinish(t *testing.T) {
 	}
 }
 
-// TestLoopRestartsARunningRun saves a file, and then presses Enter, while a run is blocked (a
-// test that never ends): each cancels the run under way with ErrRestart and starts a new one
-// once it has ended, never two at once.
+// TestLoopRestartsARunningRun saves a file while a run is blocked (a test that never ends): the
+// run under way is cancelled with ErrRestart and a new one starts once it has ended, never two at
+// once. Enter during a run is taken once the run has ended.
 func TestLoopRestartsARunningRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -463,9 +463,27 @@ func TestLoopRestartsARunningRun(t *testing.T) {
 	send("the debounce", func() { (<-fire) <- time.Now() })
 	wantCause(ErrRestart)
 	wait("after a save", started, 2)
-	send("Enter", func() { manual <- struct{}{} })
+	entered, giveUp, gaveUp := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	defer func() { close(giveUp); <-gaveUp }()
+	go func() {
+		defer close(gaveUp)
+		select {
+		case manual <- struct{}{}:
+			close(entered)
+		case <-giveUp:
+		}
+	}()
+	send("a second change", func() { changes <- "b.go" })
+	send("the debounce", func() { (<-fire) <- time.Now() })
 	wantCause(ErrRestart)
-	wait("after Enter", started, 3)
+	// Enter was not taken while run 2 ran; either it or the change starts run 3, and the other
+	// one more run after it.
+	wait("after the second save", started, 3)
+	select {
+	case <-entered:
+		t.Fatal("Enter was taken while a run was under way")
+	default:
+	}
 	cancel()
 	wantCause(context.Canceled)
 	select {
