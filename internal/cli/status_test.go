@@ -209,3 +209,21 @@ func TestEditCard(t *testing.T) {
 		t.Errorf("editCard of a missing card: %v", err)
 	}
 }
+
+// TestPrintTestReportNoHintsForLabsNotReached: when the test process exited in lab 7.1, lab 7.2's
+// tests never ran, and its hint is left out.
+func TestPrintTestReportNoHintsForLabsNotReached(t *testing.T) {
+	_, ch := statusChapter()
+	report := &gotest.Report{ExitCode: 1,
+		Tests: []gotest.TestResult{{Name: "TestLab7_1_A", Failed: true, Unfinished: true}},
+		Exits: []gotest.Exit{{Test: "TestLab7_1_A", LastOutput: []string{"bye"}}}}
+	var out strings.Builder
+	a := &app{p: printer{lang: langZH}, stdout: &out, content: hintCards}
+	a.printTestReport(ch.Labs, report, []string{"7.1", "7.2"})
+	if !strings.Contains(out.String(), "先看测试。") {
+		t.Errorf("output lacks lab 7.1's hint:\n%s", out.String())
+	}
+	if strings.Contains(out.String(), "配对结果。") {
+		t.Errorf("output has the hint of lab 7.2, whose tests never ran:\n%s", out.String())
+	}
+}
