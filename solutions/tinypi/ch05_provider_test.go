@@ -537,10 +537,10 @@ func ch05ReplayRecordings(t *testing.T, lab string) {
 			t.Errorf("%s: toolcall_end at content indexes %v, want %v", name, ends, rec.wantEnds)
 		}
 		if rec.wantErr == "" && got.ErrorMessage != "" {
-			t.Errorf("%s: unexpected error message %q", name, got.ErrorMessage)
+			t.Errorf("%s: unexpected error message:\n%q", name, got.ErrorMessage)
 		}
 		if !strings.Contains(got.ErrorMessage, rec.wantErr) {
-			t.Errorf("%s: error message %q does not contain %q", name, got.ErrorMessage, rec.wantErr)
+			t.Errorf("%s: error message does not contain %q:\n%q", name, rec.wantErr, got.ErrorMessage)
 		}
 		if got.Timestamp == 0 {
 			t.Errorf("%s: message has no timestamp", name)
@@ -1511,7 +1511,7 @@ func TestLab5_5_流终态_Cancel(t *testing.T) {
 			msg.StopReason, TextOf(msg.Content), ch05Types(events), "Hel")
 	}
 	if !strings.Contains(msg.ErrorMessage, why) {
-		t.Errorf("after cancel: error message %q does not carry the cancellation's cause %q", msg.ErrorMessage, why)
+		t.Errorf("after cancel: error message does not carry the cancellation's cause %q:\n%q", why, msg.ErrorMessage)
 	}
 
 	// A context cancelled before the call: aborted, and nothing was streamed.
@@ -1522,7 +1522,7 @@ func TestLab5_5_流终态_Cancel(t *testing.T) {
 		t.Errorf("cancelled before the call: stop reason %q, events %v; want one error event, aborted", msg.StopReason, ch05Types(events))
 	}
 	if !strings.Contains(msg.ErrorMessage, why) {
-		t.Errorf("cancelled before the call: error message %q does not carry the cancellation's cause %q", msg.ErrorMessage, why)
+		t.Errorf("cancelled before the call: error message does not carry the cancellation's cause %q:\n%q", why, msg.ErrorMessage)
 	}
 }
 
@@ -1553,9 +1553,9 @@ func TestLab5_5_流终态_Incomplete(t *testing.T) {
 			t.Errorf("%s: ends with %s, stop reason %q; want an error event", tc.name, events[len(events)-1].EventType(), msg.StopReason)
 		}
 		if !strings.Contains(msg.ErrorMessage, tc.want[0]) {
-			t.Errorf("%s: error message %q does not contain %q", tc.name, msg.ErrorMessage, tc.want[0])
+			t.Errorf("%s: error message does not contain %q:\n%q", tc.name, tc.want[0], msg.ErrorMessage)
 		} else if len(tc.want) > 1 && !strings.Contains(msg.ErrorMessage, tc.want[1]) {
-			t.Errorf("%s: error message %q does not name the missing marker %q", tc.name, msg.ErrorMessage, tc.want[1])
+			t.Errorf("%s: error message does not name the missing marker %q:\n%q", tc.name, tc.want[1], msg.ErrorMessage)
 		}
 		if strings.HasPrefix(tc.name, "openai body") || strings.HasPrefix(tc.name, "anthropic body") {
 			if TextOf(msg.Content) != "partial" {
