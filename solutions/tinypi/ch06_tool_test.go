@@ -202,7 +202,7 @@ func TestLab6_2_参数校验_不合模式(t *testing.T) {
 			// The validator's own wording names the schema's internal URL, which tells the
 			// model nothing: the text is the one line describeSchemaError makes.
 			if strings.Contains(text, "jsonschema") || strings.Contains(text, "validation failed with") {
-				t.Errorf("text %q passes on the validator's own message and the schema's internal URL; want the one line describeSchemaError makes", text)
+				t.Errorf("text passes on the validator's own message and the schema's internal URL; want the one line describeSchemaError makes:\n%s", text)
 			}
 			for _, want := range tc.want {
 				if !strings.Contains(text, want) {
@@ -260,11 +260,11 @@ func TestLab6_2_参数校验_合法参数通过(t *testing.T) {
 	} {
 		err := callLab(t, func() error { return r.ValidateArguments(tc.tool, tc.args) })
 		if (err == nil) != tc.ok {
-			t.Errorf("ValidateArguments(%q, %q) = %v, want ok=%v", tc.tool, tc.args, err, tc.ok)
+			t.Errorf("ValidateArguments(%q, %q): ok=%v, want ok=%v\nerror: %v", tc.tool, tc.args, err == nil, tc.ok, err)
 		}
 	}
 	if err := r.ValidateArguments("nope", `{}`); err == nil || !strings.Contains(err.Error(), "not found") {
-		t.Errorf("ValidateArguments of an unknown tool = %v, want a \"not found\" error", err)
+		t.Errorf("ValidateArguments of an unknown tool: want a \"not found\" error, got:\n%v", err)
 	}
 }
 
