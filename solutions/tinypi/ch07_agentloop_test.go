@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -663,7 +664,11 @@ func TestLab7_2_单工具往返(t *testing.T) {
 			OnEvent: rec.onEvent,
 		})
 		release.open()
-		<-lateDone // the late report has been made (and dropped, or delivered)
+		select {
+		case <-lateDone: // the late report has been made (and dropped, or delivered)
+		case <-time.After(ch07Guard):
+			t.Fatalf("the tool \"late\" never ran: a registry tool must run when the model calls it")
+		}
 
 		want := []string{"tool_start:call-1", "tool_progress:call-1", "tool_end:call-1"}
 		if diff := cmp.Diff(want, rec.kindsWithPrefix("tool_")); diff != "" {
@@ -1260,12 +1265,12 @@ func TestLab7_5_取消与上限_工具后取消(t *testing.T) {
 			}
 		}
 		var bSawCancel atomic.Bool
-		bDone := make(chan struct{})
+		bDone := newCh07Latch()
 		executor := func(ctx context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
 			if call.ID == "call-a" {
 				cancel()
 			} else {
-				defer close(bDone)
+				defer bDone.open()
 				aEnded.wait()
 				bSawCancel.Store(ctx.Err() != nil)
 			}
@@ -1279,7 +1284,12 @@ func TestLab7_5_取消与上限_工具后取消(t *testing.T) {
 			OnEvent:         rec.onEvent,
 		})
 		aEnded.open()
-		<-bDone
+		if !slices.Contains(rec.kindsWithPrefix("tool_start"), "tool_start:call-b") {
+			t.Fatalf("call-b was never started: every call of a parallel batch runs, also when the run is cancelled while the batch runs")
+		}
+		if !bDone.wait() {
+			t.Fatalf("call-b never ran: every call of a parallel batch runs, also when the run is cancelled while the batch runs")
+		}
 
 		if !bSawCancel.Load() {
 			t.Errorf("call-b's context was not cancelled when the run's was: every call of a parallel batch runs with the run's ctx")
