@@ -205,19 +205,12 @@ func (a *app) checkGo(ctx context.Context, c *manifest.Course) (finding, string)
 // checkModuleCache builds the first rebuild chapter's target offline: the smallest practice
 // module that needs every module of the course's go.mod.
 func (a *app) checkModuleCache(ctx context.Context, b *tree.Builder, goBin string) (finding, error) {
-	var first *manifest.Chapter
-	for _, ch := range b.Course().Chapters {
-		if ch.Rebuild() {
-			first = ch
-			break
-		}
+	first, target, err := firstRebuildTarget(b)
+	if err != nil {
+		return finding{}, err
 	}
 	if first == nil {
 		return finding{kind: findingSkipped, text: a.p.text("doctor.cache.skipped")}, nil
-	}
-	target, err := b.Target(first)
-	if err != nil {
-		return finding{}, fmt.Errorf("building the target of chapter %s: %w", first.Number, err)
 	}
 	build, err := doctor.BuildOffline(ctx, goBin, target, b.Course().Requires)
 	if err != nil {
@@ -236,6 +229,23 @@ func (a *app) checkModuleCache(ctx context.Context, b *tree.Builder, goBin strin
 		cache = env["GOMODCACHE"]
 	}
 	return finding{kind: findingOK, text: a.p.text("doctor.cache.ok", first.Number, cache)}, nil
+}
+
+// firstRebuildTarget returns the first rebuild chapter and its target: the smallest practice
+// module that needs every module of the course's go.mod. Both are nil when the course has no
+// rebuild chapter.
+func firstRebuildTarget(b *tree.Builder) (*manifest.Chapter, tree.Tree, error) {
+	for _, ch := range b.Course().Chapters {
+		if !ch.Rebuild() {
+			continue
+		}
+		target, err := b.Target(ch)
+		if err != nil {
+			return nil, nil, fmt.Errorf("building the target of chapter %s: %w", ch.Number, err)
+		}
+		return ch, target, nil
+	}
+	return nil, nil, nil
 }
 
 // checkEnvironment checks the go settings course test runs with (GOFLAGS, GOPROXY, GOWORK,
@@ -269,19 +279,12 @@ func (a *app) checkEnvironment(ctx context.Context, b *tree.Builder, goBin strin
 	if !cacheOK {
 		return finding{kind: findingSkipped, text: a.p.text("doctor.env.skipped")}, nil
 	}
-	var first *manifest.Chapter
-	for _, ch := range b.Course().Chapters {
-		if ch.Rebuild() {
-			first = ch
-			break
-		}
+	first, target, err := firstRebuildTarget(b)
+	if err != nil {
+		return finding{}, err
 	}
 	if first == nil {
 		return finding{kind: findingSkipped, text: a.p.text("doctor.env.skipped")}, nil
-	}
-	target, err := b.Target(first)
-	if err != nil {
-		return finding{}, fmt.Errorf("building the target of chapter %s: %w", first.Number, err)
 	}
 	build, err := doctor.BuildAsCourseTest(ctx, goBin, target)
 	if err != nil {
