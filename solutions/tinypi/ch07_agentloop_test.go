@@ -721,6 +721,9 @@ func ch07CheckSkipped(t *testing.T, messages []Message, assistant AssistantMessa
 		if !got.IsError {
 			t.Errorf("skipped result of %s has isError false, want true: a call that did not run must not look like tool output", call.ID)
 		}
+		if got.Timestamp == 0 {
+			t.Errorf("skipped result of %s has no timestamp: like every message it carries the time it was made", call.ID)
+		}
 	}
 }
 
@@ -860,6 +863,9 @@ func TestLab7_3_非执行终态_其余分支(t *testing.T) {
 		if got.StopReason != StopReasonError || !strings.Contains(got.ErrorMessage, "stream ended without a terminal event") {
 			t.Errorf("assistant of a stream without a final event: stop reason %q, ErrorMessage %q; want error, with the stream's error (%q)",
 				got.StopReason, got.ErrorMessage, "tinypi: stream ended without a terminal event")
+		}
+		if got.Timestamp == 0 {
+			t.Errorf("assistant of a stream without a final event has no timestamp: like every message it carries the time it was made")
 		}
 		want := []string{"model_event:start", "model_event:text_delta", "assistant_message:error", "turn_end:error/1"}
 		if diff := cmp.Diff(want, rec.kinds()); diff != "" {
