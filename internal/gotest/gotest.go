@@ -540,8 +540,8 @@ func (h *handler) Event(e testjson.TestEvent, _ *testjson.Execution) error {
 
 // root returns the top-level test of test, and whether test is itself top-level.
 func root(test string) (string, bool) {
-	name, _, sub := strings.Cut(test, "/")
-	return name, !sub
+	name, sub := testjson.TestName(test).Split()
+	return name, sub == ""
 }
 
 // startRun begins a run of a top-level test: its output so far belonged to an earlier run.
