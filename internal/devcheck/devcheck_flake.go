@@ -3,8 +3,6 @@ package devcheck
 import (
 	"context"
 	"fmt"
-	"regexp"
-	"slices"
 	"strings"
 	"time"
 
@@ -79,18 +77,12 @@ func flakeTimeout(runs int) time.Duration {
 func flakeVerdict(ch *manifest.Chapter, report *gotest.Report, runs int) Check {
 	var problems []string
 	for _, lab := range ch.Labs {
-		re, err := regexp.Compile(lab.Pattern)
-		if err != nil {
-			problems = append(problems, fmt.Sprintf("lab %s: pattern %q: %v", lab.ID, lab.Pattern, err))
-			continue
-		}
 		var names []string
-		for name := range report.Runs {
-			if re.MatchString(name) {
-				names = append(names, name)
+		for _, t := range labTests(report, lab) {
+			if _, ran := report.Runs[t.Name]; ran {
+				names = append(names, t.Name)
 			}
 		}
-		slices.Sort(names)
 		if len(names) < lab.Tests {
 			problems = append(problems, fmt.Sprintf("lab %s: %d of its %d tests ran", lab.ID, len(names), lab.Tests))
 		}
