@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Dir is the folder of the manifests, relative to the root of the course content.
@@ -175,7 +175,7 @@ func decodeFile(fsys fs.FS, file string, v any) error {
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
 		if strings.Contains(err.Error(), "found a tab character") {
-			// yaml.v3 cannot guess the indentation of a block scalar whose first line starts
+			// The yaml decoder cannot guess the indentation of a block scalar whose first line starts
 			// with a tab, which Go code in a mutant's find/replace often does.
 			return fmt.Errorf("%s: %w (a block scalar whose first line starts with a tab needs an explicit indentation indicator, e.g. |2- for a field of a list item)", file, err)
 		}
