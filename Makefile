@@ -3,14 +3,18 @@
 
 GO ?= go
 
-.PHONY: test vet unit check install fmt
+.PHONY: test vet lint unit check install fmt
 
-## test: vet, every package's tests with -race (the reference's focused tests, the kit, the
-## end-to-end scripts in tests/), then the author's proof of every chapter.
-test: vet unit check
+## test: vet, staticcheck, every package's tests with -race (the reference's focused tests, the
+## kit, the end-to-end scripts in tests/), then the author's proof of every chapter.
+test: vet lint unit check
 
 vet:
 	$(GO) vet ./...
+
+## lint: staticcheck over every package, at the version go.mod pins (tool directive).
+lint:
+	$(GO) tool staticcheck ./...
 
 unit:
 	$(GO) tool gotestsum --format testname -- -race ./...

@@ -24,9 +24,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(testscript.RunMain(m, map[string]func() int{
-		"course": cli.Main,
-	}))
+	testscript.Main(m, map[string]func(){
+		"course": func() { os.Exit(cli.Main()) },
+	})
 }
 
 func TestScripts(t *testing.T) {

@@ -596,7 +596,7 @@ func outsideTests(execution *testjson.Execution) string {
 	var b strings.Builder
 	for _, name := range execution.Packages() {
 		if pkg := execution.Package(name); pkg.TestMainFailed() {
-			b.WriteString(pkg.Output(0))
+			_ = pkg.WriteOutputTo(&b, 0) // a strings.Builder never fails
 		}
 	}
 	return b.String()
@@ -684,7 +684,7 @@ func topLevel(execution *testjson.Execution, reported map[testKey]bool) []TestRe
 			}
 			// Each case's own lines: Package.OutputLines would add a parent's passed
 			// subtests' lines a second time.
-			out := strings.TrimSuffix(pkg.Output(c.tc.ID), "\n")
+			out := strings.TrimSuffix(caseOutput(pkg, c.tc.ID), "\n")
 			if out != "" {
 				r.Output = append(r.Output, strings.Split(out, "\n")...)
 			}
@@ -700,10 +700,17 @@ func topLevel(execution *testjson.Execution, reported map[testKey]bool) []TestRe
 		r.Difference = Difference(r.Output)
 		if pkg := execution.Package(r.Package); r.FirstFailure == "" && pkg.TestMainFailed() {
 			// A timeout's panic is printed as the package's output, not the test's.
-			r.FirstFailure = FirstFailure(strings.Split(pkg.Output(0), "\n"))
+			r.FirstFailure = FirstFailure(strings.Split(caseOutput(pkg, 0), "\n"))
 		}
 	}
 	return results
+}
+
+// caseOutput returns the output of pkg's test case id (0: the package's own output).
+func caseOutput(pkg *testjson.Package, id int) string {
+	var b strings.Builder
+	_ = pkg.WriteOutputTo(&b, id) // a strings.Builder never fails
+	return b.String()
 }
 
 // differenceLines is how many lines of a diff Difference keeps.

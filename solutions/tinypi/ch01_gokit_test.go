@@ -29,7 +29,7 @@ func ch01NoLeak(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
 }
 
-var ch01ErrBoom = errors.New("boom")
+var errCh01Boom = errors.New("boom")
 
 // ch01Drain yields what a closed channel still holds.
 func ch01Drain[T any](c <-chan T) func(func(T) bool) {
@@ -50,7 +50,7 @@ func TestLab1_1_封闭类型_逐类描述(t *testing.T) {
 		want string
 	}{
 		{"ok", OutcomeOK{Value: "42"}, "ok: 42"},
-		{"failed", OutcomeFailed{Err: ch01ErrBoom}, "failed: boom"},
+		{"failed", OutcomeFailed{Err: errCh01Boom}, "failed: boom"},
 		{"skipped", OutcomeSkipped{Reason: "cancelled"}, "skipped: cancelled"},
 		{"failed without error", OutcomeFailed{}, "failed: <nil>"},
 	}
@@ -117,15 +117,15 @@ func TestLab1_2_上下文取消_函数出错(t *testing.T) {
 	done, err := ForEach(t.Context(), []string{"a", "b", "c"}, func(_ context.Context, item string) error {
 		calls++
 		if item == "b" {
-			return ch01ErrBoom
+			return errCh01Boom
 		}
 		return nil
 	})
 	if calls != 2 || done != 1 {
 		t.Errorf("calls = %d, done = %d; want 2 and 1: the loop stops at the failing item", calls, done)
 	}
-	if !errors.Is(err, ch01ErrBoom) {
-		t.Fatalf("err = %v, want an error wrapping ch01ErrBoom", err)
+	if !errors.Is(err, errCh01Boom) {
+		t.Fatalf("err = %v, want an error wrapping errCh01Boom", err)
 	}
 	if !strings.Contains(err.Error(), "item 1") {
 		t.Errorf("err = %q, want it to name the failing item (item 1)", err)
@@ -198,12 +198,12 @@ func TestLab1_3_迭代器_提前停止(t *testing.T) {
 
 func TestLab1_4_错误包装_Is与As(t *testing.T) {
 	defer guardLab(t)
-	err := fmt.Errorf("run: %w", &ItemError{Index: 2, Err: ch01ErrBoom})
+	err := fmt.Errorf("run: %w", &ItemError{Index: 2, Err: errCh01Boom})
 	if got, want := err.Error(), "run: item 2: boom"; got != want {
 		t.Errorf("message = %q, want %q", got, want)
 	}
-	if !errors.Is(err, ch01ErrBoom) {
-		t.Errorf("errors.Is(err, ch01ErrBoom) = false, want true: ItemError must unwrap to its cause")
+	if !errors.Is(err, errCh01Boom) {
+		t.Errorf("errors.Is(err, errCh01Boom) = false, want true: ItemError must unwrap to its cause")
 	}
 	var item *ItemError
 	if !errors.As(err, &item) {
@@ -220,14 +220,14 @@ func TestLab1_4_错误包装_合并(t *testing.T) {
 		t.Errorf("JoinItemErrors(no failures) = %v, want nil", err)
 	}
 	errOther := errors.New("other")
-	err := JoinItemErrors([]error{nil, ch01ErrBoom, nil, errOther})
+	err := JoinItemErrors([]error{nil, errCh01Boom, nil, errOther})
 	if err == nil {
 		t.Fatal("JoinItemErrors(two failures) = nil, want an error")
 	}
 	if got, want := err.Error(), "item 1: boom\nitem 3: other"; got != want {
 		t.Errorf("message = %q, want %q", got, want)
 	}
-	if !errors.Is(err, ch01ErrBoom) || !errors.Is(err, errOther) {
+	if !errors.Is(err, errCh01Boom) || !errors.Is(err, errOther) {
 		t.Errorf("errors.Is must find both causes in %q", err)
 	}
 	var item *ItemError
@@ -305,7 +305,7 @@ func TestLab1_5_按位写回_单项失败(t *testing.T) {
 	defer guardLab(t)
 	results, err := MapConcurrent(t.Context(), []string{"a", "bad", "c"}, func(_ context.Context, s string) (string, error) {
 		if s == "bad" {
-			return "partial", ch01ErrBoom
+			return "partial", errCh01Boom
 		}
 		return strings.ToUpper(s), nil
 	})
@@ -319,8 +319,8 @@ func TestLab1_5_按位写回_单项失败(t *testing.T) {
 	if !errors.As(err, &item) || item.Index != 1 {
 		t.Fatalf("err = %v, want an *ItemError for item 1", err)
 	}
-	if !errors.Is(err, ch01ErrBoom) {
-		t.Errorf("errors.Is(err, ch01ErrBoom) = false, want true")
+	if !errors.Is(err, errCh01Boom) {
+		t.Errorf("errors.Is(err, errCh01Boom) = false, want true")
 	}
 	if empty, err := MapConcurrent(t.Context(), []string(nil), func(context.Context, string) (int, error) {
 		return 0, nil

@@ -270,7 +270,7 @@ func marshalRunRecord(rec RunRecord) ([]byte, error) {
 		}
 		tools := make([]toolDefinitionJSON, len(req.Tools))
 		for k, t := range req.Tools {
-			tools[k] = toolDefinitionJSON{Name: t.Name, Description: t.Description, Parameters: t.Parameters}
+			tools[k] = toolDefinitionJSON(t)
 		}
 		j.Requests = append(j.Requests, requestJSON{SystemPrompt: req.SystemPrompt, Tools: tools, Messages: messages})
 	}
@@ -360,7 +360,7 @@ func unmarshalRunRecord(data []byte) (RunRecord, error) {
 		}
 		req := Request{SystemPrompt: rj.SystemPrompt, Messages: messages}
 		for _, t := range rj.Tools {
-			req.Tools = append(req.Tools, ToolDefinition{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
+			req.Tools = append(req.Tools, ToolDefinition(t))
 		}
 		rec.Requests = append(rec.Requests, req)
 	}
