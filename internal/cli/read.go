@@ -6,12 +6,10 @@ import (
 	"io/fs"
 	"maps"
 
-	"github.com/charmbracelet/glamour"
-	"github.com/charmbracelet/glamour/styles"
-	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/mdterm"
 )
 
 // readMessages are the texts of `course read`. They join the catalog when the package starts, so
@@ -20,11 +18,11 @@ var readMessages = map[string]message{
 	"read.short": {"在终端里阅读一章的正文", "read a chapter's text in the terminal"},
 	"read.long": {
 		"course read NN 显示第 NN 章的正文（docs/NN-<slug>.md）。在终端上用 Markdown 渲染（按终端宽度换行，\n" +
-			"自动适配深色或浅色背景）；输出不是终端、设置了 NO_COLOR、TERM=dumb 或给了 --plain 时，原样输出 Markdown，\n" +
+			"使用终端自己的基本颜色，深色、浅色背景都清楚）；输出不是终端、设置了 NO_COLOR、TERM=dumb 或给了 --plain 时，原样输出 Markdown，\n" +
 			"方便用 less、grep 或重定向到文件。\n\n" +
 			"章节正文目前只有中文；英文模式下会先提示这一点，并指向每个 Lab 的英文卡片 labs/N.M.en.md。",
 		"course read NN shows chapter NN's text (docs/NN-<slug>.md). On a terminal it is rendered as Markdown (wrapped to\n" +
-			"the terminal's width, styled for a dark or light background); when the output is not a terminal, NO_COLOR is set,\n" +
+			"the terminal's width, in the terminal's own basic colours, clear on a dark or light background); when the output is not a terminal, NO_COLOR is set,\n" +
 			"TERM=dumb or --plain is given, the Markdown is printed as it is, for less, grep or a file.\n\n" +
 			"Chapter texts are in Chinese only for now; in English mode the command says so first and points to each lab's\n" +
 			"English card, labs/N.M.en.md.",
@@ -42,7 +40,6 @@ var readMessages = map[string]message{
 		"第 %s 章的正文目前只有中文。",
 		"Chapter %s's text is in Chinese only for now.",
 	},
-	"read.render": {"无法渲染 %s：%v", "cannot render %s: %v"},
 	"read.missing": {
 		"第 %s 章的正文 %s 不在课程内容中：%v",
 		"chapter %s's text %s is not in the course content: %v",
@@ -84,11 +81,9 @@ func (a *app) readCommand() *cobra.Command {
 				_, err := a.stdout.Write(text)
 				return err
 			}
-			out, err := renderMarkdown(string(text), a.outputWidth(0), styles.AutoStyle)
-			if err != nil {
-				return errors.New(a.p.text("read.render", ch.Doc, err))
-			}
-			_, err = fmt.Fprint(a.stdout, out)
+			// One column less than the terminal: a character in the last column makes some
+			// terminals wrap the line.
+			_, err = fmt.Fprint(a.stdout, mdterm.Render(string(text), a.outputWidth(0)-1))
 			return err
 		},
 	}
@@ -107,19 +102,4 @@ func (a *app) chineseOnlyNote(ch *manifest.Chapter) string {
 		cards += " … labs/" + ch.Labs[n-1].ID + ".en.md"
 	}
 	return a.p.text("read.zh.only", ch.Number, cards, ch.Number)
-}
-
-// renderMarkdown renders Markdown for a terminal width columns wide, in one of glamour's standard
-// styles (styles.AutoStyle picks dark or light from the terminal's background) and with the
-// colours the terminal declares.
-func renderMarkdown(text string, width int, style string) (string, error) {
-	r, err := glamour.NewTermRenderer(
-		glamour.WithStandardStyle(style),
-		glamour.WithColorProfile(termenv.EnvColorProfile()),
-		glamour.WithWordWrap(max(width-4, 20)),
-	)
-	if err != nil {
-		return "", err
-	}
-	return r.Render(text)
 }

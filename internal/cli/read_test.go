@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/glamour/styles"
 	"github.com/google/go-cmp/cmp"
 
 	course "github.com/learn-tinypi/course"
@@ -69,12 +68,33 @@ func TestReadUnknownChapterListsChapters(t *testing.T) {
 	}
 }
 
-func TestRenderMarkdown(t *testing.T) {
-	got, err := renderMarkdown("# 标题\n\nSome **bold** words and `code`.\n", 60, styles.DarkStyle)
-	if err != nil {
-		t.Fatal(err)
+func TestReadRendersOnAColourTerminal(t *testing.T) {
+	// Run cannot be given a terminal, so the app is made as Run makes it on one.
+	var stdout, stderr bytes.Buffer
+	a := &app{
+		stdout:  &stdout,
+		stderr:  &stderr,
+		getenv:  func(k string) string { return map[string]string{"COLUMNS": "41"}[k] },
+		content: course.Content(),
+		color:   true,
 	}
-	if !strings.Contains(got, "标题") || !strings.Contains(got, "bold") || strings.Contains(got, "**") || !strings.Contains(got, "\x1b[") {
-		t.Errorf("renderMarkdown did not render the Markdown:\n%s", got)
+	c := a.readCommand()
+	c.SetArgs([]string{"07"})
+	c.SetOut(&stderr)
+	c.SetErr(&stderr)
+	if err := c.ExecuteContext(context.Background()); err != nil || stderr.Len() > 0 {
+		t.Fatalf("course read 07: %v, stderr %q", err, stderr.String())
+	}
+	// The chapter's title and first paragraph, wrapped to COLUMNS-1 = 40 columns, Chinese
+	// characters counting two.
+	heading := "\x1b[1;4;35mAgent Loop：一次 README 往返怎样调用模型\x1b[0m\n\x1b[1;4;35m两次\x1b[0m\n"
+	if !strings.HasPrefix(stdout.String(), heading) {
+		t.Errorf("stdout does not start with the chapter's title as a styled heading %q:\n%q", heading, stdout.String()[:min(stdout.Len(), 200)])
+	}
+	want := "前几章分别做好了零件：事件流、消息模型、\n" +
+		"会回放脚本的模型、带 schema 校验的工具执\n" +
+		"行器。这一章把它们接成一个会自己转起来的\n"
+	if !strings.Contains(stdout.String(), "\n\n"+want) {
+		t.Errorf("stdout does not have the first paragraph wrapped to 40 columns:\n%s", stdout.String()[:min(stdout.Len(), 600)])
 	}
 }
