@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/cli"
@@ -71,9 +72,7 @@ func hostGoEnv(t *testing.T) [][2]string {
 	t.Helper()
 	names := []string{"GOMODCACHE", "GOCACHE", "GOPATH"}
 	out, err := exec.Command("go", append([]string{"env"}, names...)...).Output()
-	if err != nil {
-		t.Fatalf("go env: %v", err)
-	}
+	require.NoError(t, err, "go env")
 	values := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(values) != len(names) {
 		t.Fatalf("go env %v printed %q, want %d lines", names, out, len(names))

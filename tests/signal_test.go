@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // hangTest is a focused test of lab 7.1 that reports its process id through the FIFO named by
@@ -42,9 +44,7 @@ func TestLab7_1_Hang(t *testing.T) {
 // TMPDIR (no go-build*, no course-* directory).
 func TestSignalsStopEverything(t *testing.T) {
 	course, err := exec.LookPath("course")
-	if err != nil {
-		t.Fatalf("finding the course command testscript installed: %v", err)
-	}
+	require.NoError(t, err, "finding the course command testscript installed")
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the go command is not on PATH")
 	}
@@ -59,9 +59,7 @@ func TestSignalsStopEverything(t *testing.T) {
 	if out, err := exec.Command(course, "practice", "07", dir).CombinedOutput(); err != nil {
 		t.Fatalf("course practice 07: %v\n%s", err, out)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "aa_hang_test.go"), []byte(hangTest), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "aa_hang_test.go"), []byte(hangTest), 0o644))
 
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -75,9 +73,7 @@ func TestSignalsStopEverything(t *testing.T) {
 			cmd.Env = append(env, "TMPDIR="+tmp, "COURSE_SIGNAL_FIFO="+fifo)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, cmd.Start())
 			exited := make(chan error, 1)
 			go func() { exited <- cmd.Wait() }()
 			started := make(chan string, 1)
@@ -106,9 +102,7 @@ func TestSignalsStopEverything(t *testing.T) {
 				t.Fatalf("course test ended before the test started: %v\n%s", err, out.String())
 			}
 
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, cmd.Process.Signal(sig))
 			err := <-exited
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
@@ -122,9 +116,7 @@ func TestSignalsStopEverything(t *testing.T) {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 			entries, err := os.ReadDir(tmp)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for _, e := range entries {
 				if e.Name() == "goimports" {
 					// golang.org/x/tools makes its index directory at start-up, in TMPDIR

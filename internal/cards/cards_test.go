@@ -8,6 +8,8 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/cards"
@@ -32,9 +34,7 @@ const zhCard = `# Lab 7.1 · 完成纯文本 stop
 
 func TestParse(t *testing.T) {
 	card, err := cards.Parse([]byte(zhCard))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := cards.Card{
 		Title: "Lab 7.1 · 完成纯文本 stop",
 		Fields: []cards.Field{
@@ -49,26 +49,20 @@ func TestParse(t *testing.T) {
 	if diff := cmp.Diff(want, card); diff != "" {
 		t.Errorf("Parse (-want +got):\n%s", diff)
 	}
-	if v, ok := card.Field("运行"); !ok || !strings.Contains(v, "TestLab7_1_") {
-		t.Errorf("Field(运行) = %q, %v", v, ok)
-	}
-	if _, ok := card.Field("Goal"); ok {
-		t.Error("Field(Goal) found a field the card does not have")
-	}
+	v, ok := card.Field("运行")
+	assert.True(t, ok, "Field(运行) found")
+	assert.Contains(t, v, "TestLab7_1_", "Field(运行)")
+	_, ok = card.Field("Goal")
+	assert.False(t, ok, "Field(Goal) found a field the card does not have")
 }
 
 func TestParseEnglishAndCRLF(t *testing.T) {
 	src := "# Lab 1.2 · Double\r\n\r\n- **Goal:** double it.\r\n\r\n## Hint\r\n\r\nMultiply.\r\n"
 	card, err := cards.Parse([]byte(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if card.Title != "Lab 1.2 · Double" || card.Hint != "Multiply." {
-		t.Errorf("Parse = title %q hint %q", card.Title, card.Hint)
-	}
-	if diff := cmp.Diff([]cards.Field{{Name: "Goal", Value: "double it."}}, card.Fields); diff != "" {
-		t.Errorf("fields (-want +got):\n%s", diff)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "Lab 1.2 · Double", card.Title, "Title")
+	assert.Equal(t, "Multiply.", card.Hint, "Hint")
+	assert.Equal(t, []cards.Field{{Name: "Goal", Value: "double it."}}, card.Fields, "Fields")
 }
 
 func TestParseErrors(t *testing.T) {
@@ -89,17 +83,11 @@ func TestParseErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := cards.Parse([]byte(tt.src))
 			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Parse: %v, want success", err)
-				}
+				require.NoError(t, err)
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("Parse error = %v, want one containing %q", err, tt.want)
-			}
-			if got := errors.Is(err, cards.ErrNoHint); got != tt.noHint {
-				t.Errorf("errors.Is(err, ErrNoHint) = %v, want %v", got, tt.noHint)
-			}
+			require.ErrorContains(t, err, tt.want)
+			assert.Equal(t, tt.noHint, errors.Is(err, cards.ErrNoHint), "errors.Is(err, ErrNoHint)")
 		})
 	}
 }
@@ -113,9 +101,7 @@ func TestPaths(t *testing.T) {
 		{cards.PracticePath("7.1", "en"), "labs/7.1.en.md"},
 	}
 	for _, tt := range tests {
-		if tt.got != tt.want {
-			t.Errorf("got %q, want %q", tt.got, tt.want)
-		}
+		assert.Equal(t, tt.want, tt.got)
 	}
 }
 
@@ -125,22 +111,21 @@ func TestLoad(t *testing.T) {
 		"labs/7.1.en.md":    {Data: []byte("# Lab 7.1\n\n## Hint\n\nin practice\n")},
 		"labs/07/7.2.en.md": {Data: []byte("# Lab 7.2\n")},
 	}
-	if c, err := cards.Load(fsys, "07", "7.1", "zh"); err != nil || c.Hint != "先看测试。\n再看 **加粗** 的部分。" {
-		t.Errorf("Load(07, 7.1, zh) = %q, %v", c.Hint, err)
+	c, err := cards.Load(fsys, "07", "7.1", "zh")
+	if assert.NoError(t, err, "Load(07, 7.1, zh)") {
+		assert.Equal(t, "先看测试。\n再看 **加粗** 的部分。", c.Hint, "Load(07, 7.1, zh)")
 	}
-	if c, err := cards.LoadPractice(fsys, "7.1", "en"); err != nil || c.Hint != "in practice" {
-		t.Errorf("LoadPractice(7.1, en) = %q, %v", c.Hint, err)
+	c, err = cards.LoadPractice(fsys, "7.1", "en")
+	if assert.NoError(t, err, "LoadPractice(7.1, en)") {
+		assert.Equal(t, "in practice", c.Hint, "LoadPractice(7.1, en)")
 	}
-	if _, err := cards.Load(fsys, "07", "7.1", "en"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("Load of a missing card: %v, want fs.ErrNotExist", err)
-	}
-	_, err := cards.Load(fsys, "7", "7.2", "en")
-	if !errors.Is(err, cards.ErrNoHint) || !strings.Contains(err.Error(), "labs/07/7.2.en.md") {
-		t.Errorf("Load of a card without hint: %v, want ErrNoHint naming the path", err)
-	}
-	if _, err := cards.Load(fsys, "08", "7.1", "zh"); err == nil {
-		t.Error("Load of a lab of another chapter succeeded")
-	}
+	_, err = cards.Load(fsys, "07", "7.1", "en")
+	assert.ErrorIs(t, err, fs.ErrNotExist, "Load of a missing card")
+	_, err = cards.Load(fsys, "7", "7.2", "en")
+	assert.ErrorIs(t, err, cards.ErrNoHint, "Load of a card without hint")
+	assert.ErrorContains(t, err, "labs/07/7.2.en.md", "Load of a card without hint names the path")
+	_, err = cards.Load(fsys, "08", "7.1", "zh")
+	assert.Error(t, err, "Load of a lab of another chapter")
 }
 
 // TestRealCards parses every lab card of the course content in both languages: each has a title
@@ -148,9 +133,7 @@ func TestLoad(t *testing.T) {
 func TestRealCards(t *testing.T) {
 	content := course.Content()
 	c, err := manifest.Load(content)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	n := 0
 	for _, ch := range c.Chapters {
 		for _, lab := range ch.Labs {

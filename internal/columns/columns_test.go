@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 )
 
 func TestWidth(t *testing.T) {
@@ -18,9 +19,7 @@ func TestWidth(t *testing.T) {
 		{"ＡＢ", 4}, // full-width
 	}
 	for _, tt := range tests {
-		if got := Width(tt.s); got != tt.want {
-			t.Errorf("Width(%q) = %d, want %d", tt.s, got, tt.want)
-		}
+		assert.Equal(t, tt.want, Width(tt.s), "Width(%q)", tt.s)
 	}
 }
 

@@ -3,8 +3,10 @@ package doctor
 import (
 	"context"
 	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/learn-tinypi/course/internal/tree"
 )
@@ -23,9 +25,7 @@ func TestNewEnough(t *testing.T) {
 		{"go1.26.1", "go1.26", true},
 	}
 	for _, tt := range tests {
-		if got := NewEnough(tt.have, tt.want); got != tt.ok {
-			t.Errorf("NewEnough(%q, %q) = %v, want %v", tt.have, tt.want, got, tt.ok)
-		}
+		assert.Equal(t, tt.ok, NewEnough(tt.have, tt.want), "NewEnough(%q, %q)", tt.have, tt.want)
 	}
 }
 
@@ -40,12 +40,9 @@ func goBin(t *testing.T) string {
 
 func TestGoEnv(t *testing.T) {
 	env, err := GoEnv(context.Background(), goBin(t), "GOVERSION", "GOOS")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasPrefix(env["GOVERSION"], "go") || env["GOOS"] == "" {
-		t.Errorf("GoEnv = %v, want GOVERSION starting with go and a GOOS", env)
-	}
+	require.NoError(t, err)
+	assert.Regexp(t, "^go", env["GOVERSION"], "GOVERSION")
+	assert.NotEmpty(t, env["GOOS"], "GOOS")
 }
 
 func TestBuildOffline(t *testing.T) {
@@ -81,12 +78,10 @@ func TestBuildOffline(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := BuildOffline(context.Background(), bin, tt.module, tt.requires)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.OK != tt.ok || got.Command != tt.wantCommand || !strings.Contains(got.Output, tt.wantOutput) {
-				t.Errorf("BuildOffline = %+v, want OK %v, Command %q, output containing %q", got, tt.ok, tt.wantCommand, tt.wantOutput)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.ok, got.OK, "OK")
+			assert.Equal(t, tt.wantCommand, got.Command, "Command")
+			assert.Contains(t, got.Output, tt.wantOutput, "Output")
 		})
 	}
 }

@@ -2,7 +2,6 @@ package gotest
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -21,9 +22,7 @@ func writeModule(t *testing.T, files map[string]string) string {
 	dir := t.TempDir()
 	files["go.mod"] = "module example.com/m\n\ngo 1.26\n"
 	for name, text := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
 	}
 	return dir
 }
@@ -72,9 +71,7 @@ func summarize(tests []TestResult) []summary {
 func TestRunMixed(t *testing.T) {
 	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
 	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []summary{
 		{Name: "TestPass", Passed: true},
 		{Name: "TestFatal", Failed: true, FirstFailure: "want 1, got 2"},
@@ -86,9 +83,8 @@ func TestRunMixed(t *testing.T) {
 	if diff := cmp.Diff(want, summarize(report.Tests)); diff != "" {
 		t.Errorf("tests (-want +got):\n%s", diff)
 	}
-	if report.BuildFailed || report.ExitCode != 1 {
-		t.Errorf("BuildFailed=%v ExitCode=%d, want false 1", report.BuildFailed, report.ExitCode)
-	}
+	assert.False(t, report.BuildFailed, "BuildFailed")
+	assert.Equal(t, 1, report.ExitCode, "ExitCode")
 	if report.OK() {
 		t.Error("OK() = true for a run with failures")
 	}
@@ -138,9 +134,7 @@ func containsLine(lines []string, part string) bool {
 func TestRunPatternAndRace(t *testing.T) {
 	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
 	report, err := Run(context.Background(), Options{Dir: dir, Run: "^TestPass$", Race: true, Env: OfflineEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := cmp.Diff([]summary{{Name: "TestPass", Passed: true}}, summarize(report.Tests)); diff != "" {
 		t.Errorf("tests (-want +got):\n%s", diff)
 	}
@@ -154,28 +148,19 @@ func TestRunBuildFailure(t *testing.T) {
 		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { var n int = \"s\"; _ = n }\n",
 	})
 	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !report.BuildFailed || report.ExitCode == 0 || len(report.Tests) != 0 {
-		t.Errorf("BuildFailed=%v ExitCode=%d Tests=%d, want true, non-zero, 0",
-			report.BuildFailed, report.ExitCode, len(report.Tests))
-	}
-	if !strings.Contains(report.BuildOutput, `cannot use "s"`) {
-		t.Errorf("BuildOutput lacks the compiler's message:\n%s", report.BuildOutput)
-	}
+	require.NoError(t, err)
+	assert.True(t, report.BuildFailed, "BuildFailed")
+	assert.NotZero(t, report.ExitCode, "ExitCode")
+	assert.Empty(t, report.Tests, "Tests")
+	assert.Contains(t, report.BuildOutput, `cannot use "s"`, "BuildOutput has the compiler's message")
 }
 
 func TestRunSetupFailure(t *testing.T) {
 	dir := t.TempDir() // no go.mod
 	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !report.BuildFailed || !strings.Contains(report.BuildOutput, "go.mod") {
-		t.Errorf("BuildFailed=%v BuildOutput=%q, want true and a word about go.mod",
-			report.BuildFailed, report.BuildOutput)
-	}
+	require.NoError(t, err)
+	assert.True(t, report.BuildFailed, "BuildFailed")
+	assert.Contains(t, report.BuildOutput, "go.mod", "BuildOutput says a word about go.mod")
 }
 
 func TestRunVet(t *testing.T) {
@@ -185,12 +170,9 @@ func TestRunVet(t *testing.T) {
 		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestF(t *testing.T) { F(1) }\n",
 	})
 	report, err := Run(context.Background(), Options{Dir: dir, Vet: true, Env: OfflineEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !report.VetFailed || !strings.Contains(report.VetOutput, "self-assignment") {
-		t.Errorf("VetFailed=%v VetOutput=%q, want true and the self-assignment", report.VetFailed, report.VetOutput)
-	}
+	require.NoError(t, err)
+	assert.True(t, report.VetFailed, "VetFailed")
+	assert.Contains(t, report.VetOutput, "self-assignment", "VetOutput")
 	if tr, ok := report.Test("TestF"); !ok || !tr.Passed {
 		t.Errorf("TestF = %+v, %v; want it run and passed", tr, ok)
 	}
@@ -202,21 +184,18 @@ func TestRunVet(t *testing.T) {
 func TestRunNoGo(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	_, err := Run(context.Background(), Options{Dir: t.TempDir()})
-	if !errors.Is(err, ErrNoGo) {
-		t.Fatalf("err = %v, want ErrNoGo", err)
-	}
-	if !strings.Contains(err.Error(), "not found on PATH") || !strings.Contains(err.Error(), "go.dev/dl") {
-		t.Errorf("message %q does not say plainly what is missing and how to install it", err)
-	}
+	require.ErrorIs(t, err, ErrNoGo)
+	// The message says plainly what is missing and how to install it.
+	assert.ErrorContains(t, err, "not found on PATH")
+	assert.ErrorContains(t, err, "go.dev/dl")
 }
 
 func TestRunCanceled(t *testing.T) {
 	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Run(ctx, Options{Dir: dir}); !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v, want context.Canceled", err)
-	}
+	_, err := Run(ctx, Options{Dir: dir})
+	assert.ErrorIs(t, err, context.Canceled)
 }
 
 func TestFirstFailure(t *testing.T) {
@@ -234,9 +213,7 @@ func TestFirstFailure(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := FirstFailure(tt.lines); got != tt.want {
-				t.Errorf("FirstFailure = %q, want %q", got, tt.want)
-			}
+			assert.Equal(t, tt.want, FirstFailure(tt.lines))
 		})
 	}
 }
@@ -246,15 +223,11 @@ func TestRunFailureOutsideTests(t *testing.T) {
 		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc init() { panic(\"bad init\") }\n\nfunc TestX(t *testing.T) {}\n",
 	})
 	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if report.BuildFailed || report.ExitCode == 0 || report.OK() {
-		t.Errorf("BuildFailed=%v ExitCode=%d OK=%v, want false, non-zero, false", report.BuildFailed, report.ExitCode, report.OK())
-	}
-	if !strings.Contains(report.BuildOutput, "panic: bad init") {
-		t.Errorf("BuildOutput lacks the init panic:\n%s", report.BuildOutput)
-	}
+	require.NoError(t, err)
+	assert.False(t, report.BuildFailed, "BuildFailed")
+	assert.NotZero(t, report.ExitCode, "ExitCode")
+	assert.False(t, report.OK(), "OK()")
+	assert.Contains(t, report.BuildOutput, "panic: bad init", "BuildOutput has the init panic")
 }
 
 func TestRunTimeout(t *testing.T) {
@@ -262,9 +235,7 @@ func TestRunTimeout(t *testing.T) {
 		"m_test.go": "package m\n\nimport (\n\t\"testing\"\n\t\"time\"\n)\n\nfunc TestQuick(t *testing.T) {}\n\nfunc TestHang(t *testing.T) { time.Sleep(time.Minute) }\n",
 	})
 	report, err := Run(context.Background(), Options{Dir: dir, Timeout: time.Second, Env: OfflineEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	hang, ok := report.Test("TestHang")
 	if !ok || !hang.Failed || !strings.HasPrefix(hang.FirstFailure, "panic: test timed out") {
 		t.Errorf("TestHang = %+v, %v; want failed with the timeout panic", hang, ok)
@@ -280,29 +251,18 @@ func TestRunFreshSkipsTheCache(t *testing.T) {
 	bin := t.TempDir()
 	argsFile := filepath.Join(t.TempDir(), "args")
 	script := "#!/bin/sh\necho \"$@\" >> " + argsFile + "\n"
-	if err := os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(bin, "go"), []byte(script), 0o755))
 	t.Setenv("PATH", bin)
 	for _, fresh := range []bool{false, true} {
-		if _, err := Run(context.Background(), Options{Dir: t.TempDir(), Run: "^TestX$", Fresh: fresh}); err != nil {
-			t.Fatalf("Run(Fresh=%v): %v", fresh, err)
-		}
+		_, err := Run(context.Background(), Options{Dir: t.TempDir(), Run: "^TestX$", Fresh: fresh})
+		require.NoError(t, err, "Run(Fresh=%v)", fresh)
 	}
 	data, err := os.ReadFile(argsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("fake go ran %d times, want 2:\n%s", len(lines), data)
-	}
-	if strings.Contains(lines[0], "-count=1") {
-		t.Errorf("plain run passed -count=1: %s", lines[0])
-	}
-	if !strings.Contains(lines[1], "-count=1") {
-		t.Errorf("fresh run did not pass -count=1: %s", lines[1])
-	}
+	require.Len(t, lines, 2, "fake go runs")
+	assert.NotContains(t, lines[0], "-count=1", "plain run")
+	assert.Contains(t, lines[1], "-count=1", "fresh run")
 }
 
 // TestRunCountsRepeatedRuns: with -count=N, Runs counts every run of each top-level test and keeps
@@ -327,9 +287,7 @@ func TestEveryThird(t *testing.T) {
 }
 `})
 	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Count: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := map[string]RunCount{
 		"TestSteady":     {Passed: 4},
 		"TestEveryThird": {Passed: 3, Failed: 1, FirstFailure: "run 3 went wrong"},
@@ -362,12 +320,8 @@ func TestRunExitedBinary(t *testing.T) {
 				"func TestNeverRuns(t *testing.T) {}\n"
 			dir := writeModule(t, map[string]string{"m_test.go": src})
 			report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Fresh: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if report.OK() {
-				t.Errorf("OK() = true for a binary that exited in a test")
-			}
+			require.NoError(t, err)
+			assert.False(t, report.OK(), "OK() for a binary that exited in a test")
 			first, _ := report.Test("TestFirst")
 			if !first.Passed || first.Unfinished {
 				t.Errorf("TestFirst = %+v, want passed", first)
@@ -376,16 +330,11 @@ func TestRunExitedBinary(t *testing.T) {
 			if !ok || dies.Passed || !dies.Failed || !dies.Unfinished {
 				t.Errorf("TestDies = %+v, %v; want failed and unfinished", dies, ok)
 			}
-			if _, ok := report.Test("TestNeverRuns"); ok {
-				t.Errorf("TestNeverRuns is in the report; it never started")
-			}
+			_, ok = report.Test("TestNeverRuns")
+			assert.False(t, ok, "TestNeverRuns is in the report; it never started")
 			exit, ok := report.Exited()
-			if !ok {
-				t.Fatalf("Exits is empty, want the package")
-			}
-			if exit.Test != "TestDies" {
-				t.Errorf("Exit.Test = %q, want TestDies", exit.Test)
-			}
+			require.True(t, ok, "Exited() found the package")
+			assert.Equal(t, "TestDies", exit.Test, "Exit.Test")
 			if !containsLine(exit.LastOutput, tt.wantLast) {
 				t.Errorf("Exit.LastOutput = %q, want a line with %q", exit.LastOutput, tt.wantLast)
 			}

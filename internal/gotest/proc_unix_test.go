@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // hangTests is a test that reports its process id through the FIFO named by $HANG_FIFO, then
@@ -144,9 +146,7 @@ func TestRunTestTimeout(t *testing.T) {
 			"func TestAfter(t *testing.T) {}\n",
 	})
 	report, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Fresh: true, TestTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if report.TimedOut != "TestHang" {
 		t.Errorf("TimedOut = %q, want TestHang", report.TimedOut)
 	}

@@ -15,6 +15,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/history"
@@ -58,9 +60,7 @@ func testFS(t *testing.T) fstest.MapFS {
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := fs.ReadFile(course.Content(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fsys[name] = &fstest.MapFile{Data: data}
 	}
 	return fsys
@@ -69,13 +69,9 @@ func testFS(t *testing.T) fstest.MapFS {
 func build(t *testing.T, fsys fs.FS) (*tree.Builder, *history.History) {
 	t.Helper()
 	b, err := tree.NewBuilder(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h, err := history.Build(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b, h
 }
 
@@ -113,9 +109,7 @@ func TestBuildIsDeterministic(t *testing.T) {
 func TestCommits(t *testing.T) {
 	b, h := build(t, testFS(t))
 	repo, err := h.Repository()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := b.Course()
 	prev := ""
 	for _, ch := range c.Chapters {
@@ -124,13 +118,9 @@ func TestCommits(t *testing.T) {
 		if !ch.Rebuild() {
 			wantParent = h.Target(c.Chapters[2])
 		}
-		if got := h.Parent(ch); got != wantParent {
-			t.Errorf("chapter %s: Parent = %q, want %q", ch.Number, got, wantParent)
-		}
+		assert.Equal(t, wantParent, h.Parent(ch), "chapter %s: Parent", ch.Number)
 		commit, err := repo.CommitObject(plumbing.NewHash(h.Target(ch)))
-		if err != nil {
-			t.Fatalf("chapter %s: %v", ch.Number, err)
-		}
+		require.NoErrorf(t, err, "chapter %s", ch.Number)
 		var parents []string
 		for _, p := range commit.ParentHashes {
 			parents = append(parents, p.String())
@@ -139,23 +129,17 @@ func TestCommits(t *testing.T) {
 		if wantParent != "" {
 			wantParents = []string{wantParent}
 		}
-		if diff := cmp.Diff(wantParents, parents); diff != "" {
-			t.Errorf("chapter %s: commit parents (-want +got):\n%s", ch.Number, diff)
-		}
+		assert.Equal(t, wantParents, parents, "chapter %s: commit parents", ch.Number)
 		minutes, _ := strconv.Atoi(ch.Number)
 		when := time.Date(2026, 1, 1, 0, minutes, 0, 0, time.UTC)
-		if commit.Author.Name != "tinypi course" || commit.Author.Email != "course@tinypi.invalid" ||
-			!commit.Author.When.Equal(when) || !commit.Committer.When.Equal(when) {
-			t.Errorf("chapter %s: author %v, committer %v; want tinypi course at %v", ch.Number, commit.Author, commit.Committer, when)
-		}
-		if want := "checkpoint " + ch.Number + ": Chapter " + ch.Number + "\n"; commit.Message != want {
-			t.Errorf("chapter %s: message %q, want %q", ch.Number, commit.Message, want)
-		}
+		assert.Equal(t, "tinypi course", commit.Author.Name, "chapter %s: author", ch.Number)
+		assert.Equal(t, "course@tinypi.invalid", commit.Author.Email, "chapter %s: author", ch.Number)
+		assert.WithinDuration(t, when, commit.Author.When, 0, "chapter %s: author time", ch.Number)
+		assert.WithinDuration(t, when, commit.Committer.When, 0, "chapter %s: committer time", ch.Number)
+		assert.Equal(t, "checkpoint "+ch.Number+": Chapter "+ch.Number+"\n", commit.Message, "chapter %s: message", ch.Number)
 
 		target, err := b.Target(ch)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if diff := cmp.Diff(stringTree(target), commitFiles(t, commit)); diff != "" {
 			t.Errorf("chapter %s: commit tree differs from Target (-want +got):\n%s", ch.Number, diff)
 		}
@@ -172,13 +156,12 @@ func TestCommits(t *testing.T) {
 	}
 
 	head, err := repo.Head()
-	if err != nil || head.Hash().String() != prev {
-		t.Errorf("HEAD = %v, %v; want the last chapter's commit %s", head, err, prev)
-	}
+	require.NoError(t, err, "HEAD")
+	assert.Equal(t, prev, head.Hash().String(), "HEAD is the last chapter's commit")
 	for _, ch := range c.Chapters {
 		tag, err := repo.Tag("checkpoint-" + ch.Number)
-		if err != nil || tag.Hash().String() != h.Target(ch) {
-			t.Errorf("tag checkpoint-%s = %v, %v; want chapter %s's commit", ch.Number, tag, err, ch.Number)
+		if assert.NoError(t, err, "tag checkpoint-%s", ch.Number) {
+			assert.Equal(t, h.Target(ch), tag.Hash().String(), "tag checkpoint-%s is chapter %s's commit", ch.Number, ch.Number)
 		}
 	}
 }
@@ -186,9 +169,7 @@ func TestCommits(t *testing.T) {
 func mustTarget(t *testing.T, b *tree.Builder, ch *manifest.Chapter) tree.Tree {
 	t.Helper()
 	tr, err := b.Target(ch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return tr
 }
 
@@ -203,9 +184,7 @@ func stringTree(t tree.Tree) map[string]string {
 func commitFiles(t *testing.T, c *object.Commit) map[string]string {
 	t.Helper()
 	files, err := c.Files()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out := map[string]string{}
 	err = files.ForEach(func(f *object.File) error {
 		r, err := f.Reader()
@@ -217,9 +196,7 @@ func commitFiles(t *testing.T, c *object.Commit) map[string]string {
 		out[f.Name] = string(data)
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return out
 }
 
@@ -231,9 +208,7 @@ func gitTreeMatches(t *testing.T, tr tree.Tree, want string) {
 		return
 	}
 	dir := filepath.Join(t.TempDir(), "repo")
-	if err := tr.Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tr.Write(dir))
 	run := func(args ...string) string {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir

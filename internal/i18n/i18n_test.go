@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestText(t *testing.T) {
@@ -20,26 +22,18 @@ func TestText(t *testing.T) {
 		{EN, "missing", nil, "!missing"},
 	}
 	for _, tt := range tests {
-		if got := c.Text(tt.lang, tt.id, tt.args...); got != tt.want {
-			t.Errorf("Text(%q, %q, %v) = %q, want %q", tt.lang, tt.id, tt.args, got, tt.want)
-		}
+		assert.Equal(t, tt.want, c.Text(tt.lang, tt.id, tt.args...), "Text(%q, %q, %v)", tt.lang, tt.id, tt.args)
 	}
 }
 
 func TestMergeRefusesDuplicates(t *testing.T) {
 	a := Catalog{"x": {"一", "one"}, "y": {"二", "two"}}
 	b := Catalog{"y": {"二", "two"}, "z": {"三", "three"}}
-	if _, err := Merge(a, b); err == nil || err.Error() != "i18n: messages defined twice: y" {
-		t.Fatalf("Merge(a, b) error = %v, want it to name y", err)
-	}
+	_, err := Merge(a, b)
+	require.EqualError(t, err, "i18n: messages defined twice: y")
 	got, err := Merge(a, Catalog{"z": {"三", "three"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Catalog{"x": {"一", "one"}, "y": {"二", "two"}, "z": {"三", "three"}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Merge (-want +got):\n%s", diff)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, Catalog{"x": {"一", "one"}, "y": {"二", "two"}, "z": {"三", "three"}}, got)
 }
 
 func TestProblems(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	"github.com/learn-tinypi/course/internal/labsrc"
 )
@@ -15,9 +16,7 @@ import (
 // gofmt leaves alone and labsrc can read back: the stub is the region's body.
 func TestStubKeepsMarkersOfStubs(t *testing.T) {
 	got, err := labsrc.Stub("p.go", reference, map[string]string{"1.1": "m1", "1.2": "m2"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if formatted, err := format.Source(got); err != nil || string(formatted) != string(got) {
 		t.Errorf("the starter is not gofmt-stable (err %v):\n%s", err, got)
 	}
@@ -25,16 +24,12 @@ func TestStubKeepsMarkersOfStubs(t *testing.T) {
 		t.Errorf("the starter keeps the //lab:stub part:\n%s", got)
 	}
 	regions, err := labsrc.Regions(got)
-	if err != nil {
-		t.Fatalf("Regions of the starter: %v", err)
-	}
+	require.NoError(t, err, "Regions of the starter")
 	if diff := cmp.Diff([]labsrc.Region{{Lab: "1.1", StartLine: 9, EndLine: 12}, {Lab: "1.2", StartLine: 17, EndLine: 20}}, regions); diff != "" {
 		t.Errorf("regions of the starter (-want +got):\n%s\n%s", diff, got)
 	}
 	bodies, err := labsrc.Bodies(got, "1.1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{"\t// TODO(Lab 1.1): 见 labs/1.1.md (see labs/1.1.en.md)\n\treturn \"\", fmt.Errorf(\"%s\", \"m1\")\n"}
 	if diff := cmp.Diff(want, bodies); diff != "" {
 		t.Errorf("Bodies(starter, 1.1) (-want +got):\n%s", diff)
@@ -44,9 +39,7 @@ func TestStubKeepsMarkersOfStubs(t *testing.T) {
 
 func TestStubKeepingMarkers(t *testing.T) {
 	got, err := labsrc.StubKeepingMarkers("p.go", reference, map[string]string{"1.2": "m2"}, []string{"1.1", "1.2"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	bodies, err := labsrc.Bodies(got, "1.1")
 	if err != nil {
 		t.Fatalf("Bodies: %v\n%s", err, got)
@@ -101,9 +94,7 @@ func TestBodies(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Bodies (-want +got):\n%s", diff)
 			}
@@ -154,9 +145,7 @@ func TestReplaceBodies(t *testing.T) {
 				}
 				return
 			}
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if diff := cmp.Diff(tt.want, string(got)); diff != "" {
 				t.Errorf("ReplaceBodies (-want +got):\n%s", diff)
 			}

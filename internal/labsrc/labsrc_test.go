@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	"github.com/learn-tinypi/course/internal/labsrc"
 )
@@ -32,9 +33,7 @@ func TestRegions(t *testing.T) {
 		"\t//lab:end",              // 11
 		"}",                        // 12
 	))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []labsrc.Region{{Lab: "7.1", StartLine: 3, EndLine: 7}, {Lab: "7.12", StartLine: 10, EndLine: 11}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Regions (-want +got):\n%s", diff)
@@ -182,9 +181,7 @@ func TestStub(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := labsrc.Stub("p.go", reference, tt.stubbed)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if diff := cmp.Diff(string(tt.want), string(got)); diff != "" {
 				t.Errorf("Stub (-want +got):\n%s", diff)
 			}
@@ -197,9 +194,7 @@ func TestStub(t *testing.T) {
 // and proves the result still type-checks (panic is a terminating statement).
 func TestStubAllLabsTypeChecks(t *testing.T) {
 	got, err := labsrc.Stub("p.go", reference, map[string]string{"1.1": "a", "1.2": "b"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if strings.Contains(string(got), "strings") || strings.Contains(string(got), "strconv") {
 		t.Errorf("unused imports kept:\n%s", got)
 	}
@@ -221,9 +216,7 @@ func TestStubKeepsImportsStillUsed(t *testing.T) {
 		"}",
 	)
 	got, err := labsrc.Stub("p.go", in, map[string]string{"2.1": "pending"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !strings.Contains(string(got), "import \"strings\"") {
 		t.Errorf("the still-used import was removed:\n%s", got)
 	}
@@ -233,9 +226,7 @@ func TestStubKeepsImportsStillUsed(t *testing.T) {
 func TestStubWithoutRegionsIsUnchanged(t *testing.T) {
 	in := []byte("package p\n\nvar  x = 1\n") // not gofmt-ed on purpose
 	got, err := labsrc.Stub("p.go", in, map[string]string{"1.1": "m"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if string(got) != string(in) {
 		t.Errorf("Stub changed a file without regions:\n%s", got)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
 	course "github.com/learn-tinypi/course"
@@ -25,15 +26,11 @@ func TestModulesMatchCourseRequires(t *testing.T) {
 		t.Skip("the go command is not on PATH")
 	}
 	data, err := fs.ReadFile(course.Content(), "checkpoints/course.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var settings struct {
 		Requires []string `yaml:"requires"`
 	}
-	if err := yaml.Unmarshal(data, &settings); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, yaml.Unmarshal(data, &settings))
 	want := slices.Sorted(slices.Values(settings.Requires))
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -41,9 +38,7 @@ func TestModulesMatchCourseRequires(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", ".")
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off")
 	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
+	require.NoError(t, err, "go list")
 	var got []string
 	for _, m := range strings.Fields(string(out)) {
 		if m != "github.com/learn-tinypi/course" && !slices.Contains(got, m) {

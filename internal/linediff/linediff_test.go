@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
 
 	"github.com/learn-tinypi/course/internal/linediff"
 )
@@ -41,9 +42,7 @@ func TestDiff(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Diff (-want +got):\n%s", diff)
 			}
-			if want := tt.name != "equal" && tt.name != "both empty"; linediff.Changed(got) != want {
-				t.Errorf("Changed = %v, want %v", !want, want)
-			}
+			assert.Equal(t, tt.name != "equal" && tt.name != "both empty", linediff.Changed(got), "Changed")
 		})
 	}
 }

@@ -1,12 +1,13 @@
 package manifest_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/manifest"
@@ -95,9 +96,7 @@ func validFS() fstest.MapFS {
 
 func TestLoadValid(t *testing.T) {
 	c, err := manifest.Load(validFS())
-	if err != nil {
-		t.Fatalf("Load: %v", err)
-	}
+	require.NoError(t, err, "Load")
 	var numbers []string
 	for _, ch := range c.Chapters {
 		numbers = append(numbers, ch.Number)
@@ -105,9 +104,9 @@ func TestLoadValid(t *testing.T) {
 	if diff := cmp.Diff([]string{"00", "01", "02"}, numbers); diff != "" {
 		t.Errorf("chapter order (-want +got):\n%s", diff)
 	}
-	if c.Module != "tinypi" || c.GoVersion != "1.26" || c.KitImport != "example.com/kit/solutions/tinypi" {
-		t.Errorf("course settings = %q %q %q", c.Module, c.GoVersion, c.KitImport)
-	}
+	assert.Equal(t, "tinypi", c.Module, "Module")
+	assert.Equal(t, "1.26", c.GoVersion, "GoVersion")
+	assert.Equal(t, "example.com/kit/solutions/tinypi", c.KitImport, "KitImport")
 	ch := c.Chapters[2]
 	want := &manifest.Mutant{Name: "skip-validation", Lab: "2.1", File: "tool.go", Find: "validate(args)",
 		Replace: "nil", Explain: "跳过校验。", ExplainEN: "Skips validation."}
@@ -118,9 +117,7 @@ func TestLoadValid(t *testing.T) {
 	if !ch.Rebuild() || ch.Observe() || ch00.Rebuild() || !ch00.Observe() {
 		t.Errorf("Rebuild/Observe: 02=%v/%v 00=%v/%v, want true/false false/true", ch.Rebuild(), ch.Observe(), ch00.Rebuild(), ch00.Observe())
 	}
-	if got := ch00.Labs[0].CardPath("en"); got != "labs/00/0.1.en.md" {
-		t.Errorf("CardPath of lab 0.1 = %q", got)
-	}
+	assert.Equal(t, "labs/00/0.1.en.md", ch00.Labs[0].CardPath("en"), "CardPath of lab 0.1")
 }
 
 // TestObserveChapter checks how an observe chapter (00, observing 02) fits in the course: its files
@@ -128,9 +125,7 @@ func TestLoadValid(t *testing.T) {
 // rebuild chapters skip it.
 func TestObserveChapter(t *testing.T) {
 	c, err := manifest.Load(validFS())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ch00, ch01, ch02 := c.Chapters[0], c.Chapters[1], c.Chapters[2]
 	numbers := func(chs []*manifest.Chapter) []string {
 		var out []string
@@ -198,9 +193,7 @@ labs: [{id: "3.1", title: 晚, title_en: Late, keyword: 晚, pattern: ^TestLab3_
 				fsys[name] = &fstest.MapFile{Data: []byte(data)}
 			}
 			_, err := manifest.Load(fsys)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Load error = %v, want one containing %q", err, tt.want)
-			}
+			assert.ErrorContains(t, err, tt.want)
 		})
 	}
 }
@@ -241,17 +234,10 @@ func TestLoadErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fsys := validFS()
 			data := string(fsys[tt.file].Data)
-			if !strings.Contains(data, tt.old) {
-				t.Fatalf("test setup: %q not in %s", tt.old, tt.file)
-			}
+			require.Contains(t, data, tt.old, "test setup: the text to replace is not in %s", tt.file)
 			fsys[tt.file] = &fstest.MapFile{Data: []byte(strings.Replace(data, tt.old, tt.new, 1))}
 			_, err := manifest.Load(fsys)
-			if err == nil {
-				t.Fatalf("Load succeeded, want an error containing %q", tt.want)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Load error = %q, want it to contain %q", err, tt.want)
-			}
+			assert.ErrorContains(t, err, tt.want)
 		})
 	}
 }
@@ -260,64 +246,49 @@ func TestLoadBadFileName(t *testing.T) {
 	fsys := validFS()
 	fsys["checkpoints/2-Tools.yaml"] = fsys["checkpoints/02-tools.yaml"]
 	_, err := manifest.Load(fsys)
-	if err == nil || !strings.Contains(err.Error(), "2-Tools.yaml") {
-		t.Errorf("Load error = %v, want one naming 2-Tools.yaml", err)
-	}
+	assert.ErrorContains(t, err, "2-Tools.yaml")
 }
 
 func TestLoadMissingCourse(t *testing.T) {
 	_, err := manifest.Load(fstest.MapFS{})
-	if err == nil || !strings.Contains(err.Error(), "course.yaml") {
-		t.Errorf("Load error = %v, want one naming course.yaml", err)
-	}
+	assert.ErrorContains(t, err, "course.yaml")
 }
 
 func TestChapterLookup(t *testing.T) {
 	c, err := manifest.Load(validFS())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, number := range []string{"2", "02", " 2 "} {
 		ch, err := c.Chapter(number)
-		if err != nil || ch.Number != "02" {
-			t.Errorf("Chapter(%q) = %v, %v; want chapter 02", number, ch, err)
+		if assert.NoError(t, err, "Chapter(%q)", number) {
+			assert.Equal(t, "02", ch.Number, "Chapter(%q)", number)
 		}
 	}
 	_, err = c.Chapter("9")
 	var unknown *manifest.UnknownChapterError
-	if !errors.As(err, &unknown) {
-		t.Fatalf("Chapter(9) error = %v, want *UnknownChapterError", err)
-	}
+	require.ErrorAs(t, err, &unknown, "Chapter(9)")
 	for _, want := range []string{`"9"`, "00  导览", "01  消息", "02  工具"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("Chapter(9) error = %q, want it to contain %q", err, want)
-		}
+		assert.ErrorContains(t, err, want, "Chapter(9)")
 	}
 }
 
 func TestLabLookup(t *testing.T) {
 	c, err := manifest.Load(validFS())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ch := c.Chapters[2]
 	for _, key := range []string{"2.2", "执行工具"} {
 		l, err := ch.Lab(key)
-		if err != nil || l.ID != "2.2" {
-			t.Errorf("Lab(%q) = %v, %v; want lab 2.2", key, l, err)
+		if assert.NoError(t, err, "Lab(%q)", key) {
+			assert.Equal(t, "2.2", l.ID, "Lab(%q)", key)
 		}
 	}
 	_, err = ch.Lab("2.7")
-	if err == nil || !strings.Contains(err.Error(), "2.1  校验参数 (参数校验)") || !strings.Contains(err.Error(), "2.2") {
-		t.Errorf("Lab(2.7) error = %v, want one listing the labs", err)
-	}
+	assert.ErrorContains(t, err, "2.1  校验参数 (参数校验)", "Lab(2.7) lists the labs")
+	assert.ErrorContains(t, err, "2.2", "Lab(2.7) lists the labs")
 }
 
 func TestLabTexts(t *testing.T) {
 	c, err := manifest.Load(validFS())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	l1, l2 := c.Chapters[2].Labs[0], c.Chapters[2].Labs[1]
 	got := []string{l1.PendingMessage(), l2.PendingMessage(), l1.CardPath("zh"), l1.CardPath("en")}
 	want := []string{"Lab 2.1 参数校验 尚未实现", "Lab 2.2 执行工具 尚未实现", "labs/02/2.1.md", "labs/02/2.1.en.md"}
@@ -329,21 +300,11 @@ func TestLabTexts(t *testing.T) {
 // TestLoadCourseContent loads the real manifests, so a broken manifest fails the kit's tests.
 func TestLoadCourseContent(t *testing.T) {
 	c, err := manifest.Load(course.Content())
-	if err != nil {
-		t.Fatalf("Load(course.Content()): %v", err)
-	}
-	if len(c.Chapters) == 0 {
-		t.Fatal("the course has no chapters")
-	}
+	require.NoError(t, err, "Load(course.Content())")
+	require.NotEmpty(t, c.Chapters, "the course's chapters")
 	ch, err := c.Chapter("7")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	l, err := ch.Lab("7.1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := l.PendingMessage(), "Lab 7.1 收集模型终态 尚未实现"; got != want {
-		t.Errorf("PendingMessage = %q, want %q", got, want)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "Lab 7.1 收集模型终态 尚未实现", l.PendingMessage())
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/history"
@@ -103,9 +104,7 @@ func TestLab2_2_Width(t *testing.T) { _ = Width("a") }
 	}
 	for _, name := range []string{"go.mod", "go.sum", "practice/LEARNING.md.tmpl", "practice/gitignore"} {
 		data, err := fs.ReadFile(course.Content(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fsys[name] = &fstest.MapFile{Data: data}
 	}
 	return fsys
@@ -120,17 +119,11 @@ type fixture struct {
 func newFixture(t *testing.T, fsys fs.FS) fixture {
 	t.Helper()
 	b, err := tree.NewBuilder(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h, err := history.Build(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ch, err := b.Course().Chapter("02")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return fixture{b, h, ch}
 }
 
@@ -151,9 +144,7 @@ func files(t *testing.T, dir string) []string {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	slices.Sort(paths)
 	return paths
 }
@@ -161,14 +152,10 @@ func files(t *testing.T, dir string) []string {
 func TestCreate(t *testing.T) {
 	f := newFixture(t, fakeCourse(t))
 	dir := filepath.Join(t.TempDir(), "mine")
-	if err := practice.Create(context.Background(), dir, f.b, f.h, f.ch); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch))
 
 	starter, err := f.b.Starter(f.ch)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := append(starter.Paths(), ".course/practice.json", ".gitignore", "LEARNING.md",
 		"labs/2.1.en.md", "labs/2.1.md", "labs/2.2.en.md", "labs/2.2.md")
 	slices.Sort(want)
@@ -180,9 +167,7 @@ func TestCreate(t *testing.T) {
 	// No answers: the starter's stubs, never this chapter's reference code.
 	for _, p := range got {
 		data, err := os.ReadFile(filepath.Join(dir, p))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, answer := range []string{answer21, answer22} {
 			if strings.Contains(string(data), answer) {
 				t.Errorf("%s contains the answer %q", p, answer)
@@ -204,20 +189,14 @@ func TestCreate(t *testing.T) {
 
 	// One commit holding every file, and a clean work tree: `git diff` starts empty.
 	repo, err := git.PlainOpen(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	head, err := repo.Head()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if head.Name().Short() != "main" {
 		t.Errorf("branch = %s, want main", head.Name().Short())
 	}
 	commit, err := repo.CommitObject(head.Hash())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if commit.NumParents() != 0 {
 		t.Errorf("the commit has %d parents; a practice directory carries no course history", commit.NumParents())
 	}
@@ -238,9 +217,7 @@ func TestCreate(t *testing.T) {
 
 	// Find from a subdirectory.
 	root, prov, err := practice.Find(filepath.Join(dir, "labs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if root != dir {
 		t.Errorf("root = %s, want %s", root, dir)
 	}
@@ -263,12 +240,8 @@ func TestCreateIntoEmptyDir(t *testing.T) {
 	f := newFixture(t, fakeCourse(t))
 	dir := t.TempDir()
 	before, err := os.Stat(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := practice.Create(context.Background(), dir, f.b, f.h, f.ch); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch))
 	if root, _, err := practice.Find(dir); err != nil || root != dir {
 		t.Errorf("Find after Create into an empty dir = %s, %v; want %s", root, err, dir)
 	}
@@ -286,12 +259,8 @@ func TestCreateRefusesNonEmptyDir(t *testing.T) {
 	f := newFixture(t, fakeCourse(t))
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "busy")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
 	err := practice.Create(context.Background(), dir, f.b, f.h, f.ch)
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("err = %v, want a not-empty error", err)
@@ -309,9 +278,7 @@ func TestCreateRefusesNonEmptyDir(t *testing.T) {
 func assertOnly(t *testing.T, dir string, names ...string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var got []string
 	for _, e := range entries {
 		got = append(got, e.Name())
@@ -326,9 +293,7 @@ func TestCreateUnwritableParent(t *testing.T) {
 	parent := t.TempDir()
 	// A regular file as the parent fails even for root, who may write to a read-only directory.
 	blocker := filepath.Join(parent, "file")
-	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
 	if err := practice.Create(context.Background(), filepath.Join(blocker, "p"), f.b, f.h, f.ch); err == nil {
 		t.Fatal("Create under a regular file succeeded")
 	}
@@ -389,12 +354,8 @@ func TestFindNotPractice(t *testing.T) {
 
 func TestFindBrokenProvenance(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(dir, ".course"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".course", "practice.json"), []byte("{"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, ".course"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".course", "practice.json"), []byte("{"), 0o644))
 	_, _, err := practice.Find(dir)
 	if err == nil || errors.Is(err, practice.ErrNotPractice) || !strings.Contains(err.Error(), "practice.json") {
 		t.Errorf("err = %v, want an error about the broken practice.json", err)
@@ -412,9 +373,7 @@ var userFiles = map[string]string{
 func writeUserFiles(t *testing.T, dir string) {
 	t.Helper()
 	for name, data := range userFiles {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
 	}
 }
 
@@ -431,9 +390,7 @@ func contents(t *testing.T, dir string) map[string]string {
 		got[filepath.ToSlash(rel)] = string(data)
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return got
 }
 
@@ -464,9 +421,7 @@ func TestCreateCurrentDirCancelledAtEveryStep(t *testing.T) {
 		parent := t.TempDir()
 		writeUserFiles(t, parent)
 		dir := filepath.Join(parent, "p")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Mkdir(dir, 0o755))
 		t.Chdir(dir)
 		ctx := &flipCtx{Context: context.Background(), n: n}
 		err := practice.Create(ctx, ".", f.b, f.h, f.ch)
@@ -504,13 +459,9 @@ func TestCreateCurrentDirCancelledAtEveryStep(t *testing.T) {
 func TestChangedTestFiles(t *testing.T) {
 	f := newFixture(t, fakeCourse(t))
 	dir := filepath.Join(t.TempDir(), "mine")
-	if err := practice.Create(context.Background(), dir, f.b, f.h, f.ch); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch))
 	_, prov, err := practice.Find(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var tests []string
 	for _, p := range files(t, dir) {
 		if strings.HasSuffix(p, "_test.go") || strings.HasPrefix(p, "testdata/") {
@@ -526,36 +477,24 @@ func TestChangedTestFiles(t *testing.T) {
 	check := func(want []string) {
 		t.Helper()
 		got, err := prov.ChangedTestFiles(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("ChangedTestFiles (-want +got):\n%s", diff)
 		}
 	}
 	check(nil)
 	// The learner's work changes no test file.
-	if err := os.WriteFile(filepath.Join(dir, "words.go"), []byte("package words\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "words.go"), []byte("package words\n"), 0o644))
 	check(nil)
 	// `return` at the top of a focused test.
 	file := filepath.Join(dir, filepath.FromSlash(tests[0]))
 	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	edited := strings.Replace(string(data), "*testing.T) {", "*testing.T) { return;", 1)
-	if err := os.WriteFile(file, []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, []byte(edited), 0o644))
 	check([]string{tests[0]})
-	if err := os.Remove(file); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Remove(file))
 	check([]string{tests[0]})
-	if err := os.WriteFile(file, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(file, data, 0o644))
 	check(nil)
 }

@@ -1,13 +1,14 @@
 package signature_test
 
 import (
-	"errors"
 	"io/fs"
 	"strings"
 	"testing"
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
@@ -31,9 +32,7 @@ func TestNormalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := signature.Normalize(tt.in); got != tt.want {
-				t.Errorf("Normalize(%q) = %q, want %q", tt.in, got, tt.want)
-			}
+			assert.Equal(t, tt.want, signature.Normalize(tt.in), "Normalize(%q)", tt.in)
 		})
 	}
 }
@@ -47,9 +46,7 @@ func TestFailures(t *testing.T) {
 		{Name: "TestLab7_2_Other", Failed: true, FirstFailure: "not this lab"},
 	}}
 	got, err := signature.Failures(report, lab)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []signature.Failure{
 		{Test: "TestLab7_1_A", Message: "got 2, want 1"},
 		{Test: "TestLab7_1_Z", Message: "late after _s"},
@@ -60,9 +57,8 @@ func TestFailures(t *testing.T) {
 
 	report.BuildFailed = true
 	got, err = signature.Failures(report, lab)
-	if err != nil || len(got) != 0 {
-		t.Errorf("Failures of a failed build = %v, %v; want none", got, err)
-	}
+	assert.NoError(t, err)
+	assert.Empty(t, got, "Failures of a failed build")
 }
 
 func TestMatch(t *testing.T) {
@@ -120,21 +116,15 @@ func TestMarshalLoadRoundTrip(t *testing.T) {
 		}}},
 	}
 	data, err := f.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.HasSuffix(string(data), "}\n") || !strings.Contains(string(data), "<html> & more") {
-		t.Errorf("Marshal = %s; want readable JSON ending in a line end", data)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, string(data), "<html> & more", "Marshal escapes HTML")
+	assert.True(t, strings.HasSuffix(string(data), "}\n"), "Marshal = %s; want it to end in a line end", data)
 	again, err := f.Marshal()
-	if err != nil || string(again) != string(data) {
-		t.Errorf("Marshal is not deterministic")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, string(data), string(again), "Marshal is not deterministic")
 	fsys := fstest.MapFS{"checkpoints/signatures/07.json": {Data: data}}
 	got, err := signature.Load(fsys, "07")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := cmp.Diff(f, got); diff != "" {
 		t.Errorf("Load(Marshal(f)) (-want +got):\n%s", diff)
 	}
@@ -145,15 +135,13 @@ func TestLoadErrors(t *testing.T) {
 		"checkpoints/signatures/06.json": {Data: []byte(`{"chapter": "07", "generated_by": "", "mutants": []}`)},
 		"checkpoints/signatures/05.json": {Data: []byte(`{"chapter": "05", "typo": 1}`)},
 	}
-	if _, err := signature.Load(fsys, "04"); !errors.Is(err, fs.ErrNotExist) || !signature.IsNotExist(err) {
-		t.Errorf("Load of a missing file: %v, want fs.ErrNotExist", err)
-	}
-	if _, err := signature.Load(fsys, "06"); err == nil || !strings.Contains(err.Error(), `chapter "07"`) {
-		t.Errorf("Load of another chapter's file: %v", err)
-	}
-	if _, err := signature.Load(fsys, "05"); err == nil || !strings.Contains(err.Error(), "typo") {
-		t.Errorf("Load with an unknown field: %v", err)
-	}
+	_, err := signature.Load(fsys, "04")
+	assert.ErrorIs(t, err, fs.ErrNotExist, "Load of a missing file")
+	assert.True(t, signature.IsNotExist(err), "IsNotExist(%v)", err)
+	_, err = signature.Load(fsys, "06")
+	assert.ErrorContains(t, err, `chapter "07"`, "Load of another chapter's file")
+	_, err = signature.Load(fsys, "05")
+	assert.ErrorContains(t, err, "typo", "Load with an unknown field")
 }
 
 func TestStable(t *testing.T) {

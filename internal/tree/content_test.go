@@ -3,6 +3,8 @@ package tree_test
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -13,21 +15,15 @@ import (
 // must build from the module cache the kit filled.
 func TestCourseContentBuildsOffline(t *testing.T) {
 	b, err := tree.NewBuilder(course.Content())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ch, err := b.Course().Chapter("07")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for name, build := range map[string]func(*manifest.Chapter) (tree.Tree, error){
 		"target":  b.Target,
 		"starter": b.Starter,
 	} {
 		tr, err := build(ch)
-		if err != nil {
-			t.Fatalf("%s: %v", name, err)
-		}
+		require.NoErrorf(t, err, "%s", name)
 		goBuild(t, "07-"+name, tr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 )
 
 // userFiles are what a learner already has next to (or in place of) the directory a tree goes to.
@@ -57,9 +58,7 @@ func snapshot(t *testing.T, dir string) map[string]string {
 		got[rel] = string(data)
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return got
 }
 
@@ -77,9 +76,7 @@ func userArea(t *testing.T) string {
 	t.Helper()
 	parent := t.TempDir()
 	for name, data := range userFiles {
-		if err := os.WriteFile(filepath.Join(parent, name), []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(filepath.Join(parent, name), []byte(data), 0o644))
 	}
 	return parent
 }
@@ -159,9 +156,7 @@ func TestFillFailureLeavesEverything(t *testing.T) {
 					dir := filepath.Join(parent, "x", "out")
 					if existing {
 						dir = filepath.Join(parent, "out")
-						if err := os.Mkdir(dir, 0o711); err != nil {
-							t.Fatal(err)
-						}
+						require.NoError(t, os.Mkdir(dir, 0o711))
 					}
 					before := snapshot(t, parent)
 
@@ -204,9 +199,7 @@ func TestFillNeverReplaces(t *testing.T) {
 	{
 		{
 			dir := filepath.Join(t.TempDir(), "out")
-			if err := os.Mkdir(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.Mkdir(dir, 0o755))
 			o := realOps()
 			first := true
 			realMove := o.move
@@ -215,13 +208,9 @@ func TestFillNeverReplaces(t *testing.T) {
 					first = false
 					// The user saves into the directory while it is being filled.
 					for n, data := range userFiles {
-						if err := os.WriteFile(filepath.Join(dir, n), []byte(data), 0o644); err != nil {
-							t.Fatal(err)
-						}
+						require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(data), 0o644))
 					}
-					if err := os.MkdirAll(filepath.Join(dir, "a", "mine"), 0o755); err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, os.MkdirAll(filepath.Join(dir, "a", "mine"), 0o755))
 				}
 				return realMove(oldpath, newpath)
 			}
@@ -253,17 +242,11 @@ func TestFillInPlace(t *testing.T) {
 	check := func(t *testing.T, o placeOps, dir, real string) {
 		t.Helper()
 		info, err := os.Stat(real)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		ino, mode := inode(t, info), info.Mode()
-		if err := placeTree.fill(context.Background(), o, dir, nil); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, placeTree.fill(context.Background(), o, dir, nil))
 		info, err = os.Stat(real)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if got := inode(t, info); got != ino {
 			t.Errorf("inode of %s = %d after fill, want %d (the directory was replaced)", real, got, ino)
 		}
@@ -286,21 +269,15 @@ func TestFillInPlace(t *testing.T) {
 	}
 	t.Run("empty directory", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "out")
-		if err := os.Mkdir(dir, 0o711); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Mkdir(dir, 0o711))
 		check(t, realOps(), dir, dir)
 	})
 	t.Run("symbolic link to an empty directory", func(t *testing.T) {
 		parent := t.TempDir()
 		real := filepath.Join(parent, "real")
-		if err := os.Mkdir(real, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Mkdir(real, 0o755))
 		link := filepath.Join(parent, "link")
-		if err := os.Symlink("real", link); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Symlink("real", link))
 		check(t, realOps(), link, real)
 		if target, err := os.Readlink(link); err != nil || target != "real" {
 			t.Errorf("link = %q, %v after fill, want the link to real kept", target, err)
@@ -309,9 +286,7 @@ func TestFillInPlace(t *testing.T) {
 	t.Run("parent where nothing may be created", func(t *testing.T) {
 		parent := t.TempDir()
 		dir := filepath.Join(parent, "out")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Mkdir(dir, 0o755))
 		// The kit runs as any user; root ignores permissions, so the parent's refusal is
 		// simulated for every call that would create or move something directly inside it.
 		o := realOps()
@@ -344,12 +319,8 @@ func TestFillInPlace(t *testing.T) {
 		}
 		parent := t.TempDir()
 		dir := filepath.Join(parent, "out")
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(parent, 0o555); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.Mkdir(dir, 0o755))
+		require.NoError(t, os.Chmod(parent, 0o555))
 		t.Cleanup(func() { os.Chmod(parent, 0o755) })
 		check(t, realOps(), dir, dir)
 	})
@@ -408,19 +379,13 @@ func TestMoveNoReplace(t *testing.T) {
 			dir := t.TempDir()
 			write := func(p, data string) {
 				t.Helper()
-				if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(data), 0o644))
 			}
 			write("src/f", "new")
 			write("src/d/inner", "new inner")
 			write("dst/f", "mine")
-			if err := os.MkdirAll(filepath.Join(dir, "dst", "d"), 0o755); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "dst", "d"), 0o755))
 			for _, p := range []string{"f", "d"} {
 				if err := move(filepath.Join(dir, "src", p), filepath.Join(dir, "dst", p)); err == nil {
 					t.Errorf("moving %s over an existing entry succeeded", p)
@@ -438,12 +403,8 @@ func TestMoveNoReplace(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("after refused moves (-want +got):\n%s", diff)
 			}
-			if err := os.Remove(filepath.Join(dir, "dst", "d")); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Remove(filepath.Join(dir, "dst", "f")); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.Remove(filepath.Join(dir, "dst", "d")))
+			require.NoError(t, os.Remove(filepath.Join(dir, "dst", "f")))
 			for _, p := range []string{"f", "d"} {
 				if err := move(filepath.Join(dir, "src", p), filepath.Join(dir, "dst", p)); err != nil {
 					t.Errorf("moving %s: %v", p, err)

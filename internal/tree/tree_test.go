@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/labsrc"
@@ -122,9 +123,7 @@ func TestLab2_2_Length(t *testing.T) {
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := fs.ReadFile(course.Content(), name)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		fsys[name] = &fstest.MapFile{Data: data}
 	}
 	return fsys
@@ -133,9 +132,7 @@ func TestLab2_2_Length(t *testing.T) {
 func newBuilder(t *testing.T, fsys fs.FS) *tree.Builder {
 	t.Helper()
 	b, err := tree.NewBuilder(fsys)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -144,32 +141,24 @@ func TestTrees(t *testing.T) {
 	ch1, ch2 := b.Course().Chapters[1], b.Course().Chapters[2]
 
 	parent1, err := b.Parent(ch1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := cmp.Diff([]string{"go.mod", "go.sum"}, parent1.Paths()); diff != "" {
 		t.Errorf("Parent(01) paths (-want +got):\n%s", diff)
 	}
 	target1, err := b.Target(ch1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Chapter 00's file needs chapter 02: it is not in chapter 01's trees.
 	want1 := []string{"base.go", "ch01_base_test.go", "doc.go", "go.mod", "go.sum", "wire/data.txt", "wire/wire.go"}
 	if diff := cmp.Diff(want1, target1.Paths()); diff != "" {
 		t.Errorf("Target(01) paths (-want +got):\n%s", diff)
 	}
 	parent2, err := b.Parent(ch2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !target1.Equal(parent2) {
 		t.Errorf("Parent(02) differs from Target(01)")
 	}
 	target2, err := b.Target(ch2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := []string{"base.go", "ch00_tour_test.go", "ch01_base_test.go", "ch02_tools_test.go", "doc.go", "go.mod", "go.sum",
 		"tool.go", "tour.go", "wire/data.txt", "wire/wire.go"}
 	if diff := cmp.Diff(want, target2.Paths()); diff != "" {
@@ -202,9 +191,7 @@ require (
 	}
 
 	starter, err := b.Starter(ch2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	st := string(starter["tool.go"])
 	for _, s := range []string{`panic("Lab 2.1 编译 尚未实现")`, `panic("Lab 2.2 长度 尚未实现")`, "// TODO(Lab 2.1)", "// TODO(Lab 2.2)"} {
 		if !strings.Contains(st, s) {
@@ -224,9 +211,7 @@ require (
 	}
 
 	stage1, err := b.Progressive(ch2, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s1 := string(stage1["tool.go"])
 	if !strings.Contains(s1, "\treturn c.Compile(s + wire.Name)\n}") || !strings.Contains(s1, `panic("Lab 2.2 长度 尚未实现")`) {
 		t.Errorf("Progressive(02, 1) tool.go should have lab 2.1 from the reference and 2.2 stubbed:\n%s", s1)
@@ -242,17 +227,13 @@ require (
 	}
 
 	mutant, err := b.Mutant(ch2, ch2.Mutants[0])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !strings.Contains(string(mutant["tool.go"]), "fmt.Sprint(len(s) + 1)") {
 		t.Errorf("mutant not applied:\n%s", mutant["tool.go"])
 	}
 
 	unowned, err := b.UnownedFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := cmp.Diff([]string{"unowned.go"}, unowned); diff != "" {
 		t.Errorf("UnownedFiles (-want +got):\n%s", diff)
 	}
@@ -316,25 +297,19 @@ func TestWrite(t *testing.T) {
 
 	t.Run("new directory", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "x", "out")
-		if err := tr.Write(dir); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tr.Write(dir))
 		assertDir(t, dir, tr)
 		assertNoTemp(t, filepath.Dir(dir))
 	})
 	t.Run("empty directory", func(t *testing.T) {
 		dir := t.TempDir()
-		if err := tr.Write(dir); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, tr.Write(dir))
 		assertDir(t, dir, tr)
 	})
 	t.Run("non-empty directory is refused and kept", func(t *testing.T) {
 		dir := t.TempDir()
 		keep := filepath.Join(dir, "mine.txt")
-		if err := os.WriteFile(keep, []byte("mine"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(keep, []byte("mine"), 0o644))
 		err := tr.Write(dir)
 		if err == nil || !strings.Contains(err.Error(), "is not empty") {
 			t.Fatalf("Write error = %v, want a not-empty error", err)
@@ -344,9 +319,7 @@ func TestWrite(t *testing.T) {
 	})
 	t.Run("a file is refused", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "f")
-		if err := os.WriteFile(file, nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(file, nil, 0o644))
 		if err := tr.Write(file); err == nil {
 			t.Fatal("Write onto a file succeeded")
 		}
@@ -388,9 +361,7 @@ func assertDir(t *testing.T, dir string, want tree.Tree) {
 		got[filepath.ToSlash(rel)] = string(data)
 		return err
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantS := map[string]string{}
 	for p, d := range want {
 		wantS[p] = string(d)
@@ -418,9 +389,7 @@ func goBuild(t *testing.T, name string, tr tree.Tree) {
 		t.Skip("the go command is not on PATH")
 	}
 	dir := filepath.Join(t.TempDir(), name)
-	if err := tr.Write(dir); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tr.Write(dir))
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "vet", "./...")
@@ -437,9 +406,7 @@ func TestObserveTrees(t *testing.T) {
 	b := newBuilder(t, testFS(t))
 	ch0, ch2 := b.Course().Chapters[0], b.Course().Chapters[2]
 	target2, err := b.Target(ch2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if _, ok := target2["tour.go"]; !ok {
 		t.Fatalf("Target(02) lacks chapter 00's tour.go: %v", target2.Paths())
 	}
@@ -451,9 +418,7 @@ func TestObserveTrees(t *testing.T) {
 	}
 	for name, build := range trees {
 		got, err := build()
-		if err != nil {
-			t.Fatalf("%s(00): %v", name, err)
-		}
+		require.NoErrorf(t, err, "%s(00)", name)
 		if !got.Equal(target2) {
 			t.Errorf("%s(00) differs from Target(02); paths %v", name, got.Paths())
 		}
@@ -463,9 +428,7 @@ func TestObserveTrees(t *testing.T) {
 	}
 	// The first rebuild chapter's parent is the empty module, whatever comes before it.
 	parent1, err := b.Parent(b.Course().Chapters[1])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := cmp.Diff([]string{"go.mod", "go.sum"}, parent1.Paths()); diff != "" {
 		t.Errorf("Parent(01) paths (-want +got):\n%s", diff)
 	}
@@ -487,17 +450,13 @@ func TestLabBodies(t *testing.T) {
 	}
 
 	stub, err := b.StubBodies(ch2, lab21, "tool.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantStub := []string{"\t// TODO(Lab 2.1): 见 labs/2.1.md (see labs/2.1.en.md)\n\tpanic(\"Lab 2.1 编译 尚未实现\")\n"}
 	if diff := cmp.Diff(wantStub, stub); diff != "" {
 		t.Errorf("StubBodies(02, 2.1) (-want +got):\n%s", diff)
 	}
 	ref, err := b.ReferenceBodies(ch2, lab21, "tool.go")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantRef := []string{"\tc := jsonschema.NewCompiler()\n\treturn c.Compile(s + wire.Name)\n"}
 	if diff := cmp.Diff(wantRef, ref); diff != "" {
 		t.Errorf("ReferenceBodies(02, 2.1) (-want +got):\n%s", diff)
@@ -506,17 +465,11 @@ func TestLabBodies(t *testing.T) {
 	// What `course reset` does: the learner's attempt is replaced by the stub, which gives back
 	// the starter's file exactly.
 	starter, err := b.Starter(ch2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	attempt, err := labsrc.ReplaceBodies(starter["tool.go"], "2.1", []string{"\treturn nil, nil\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	reset, err := labsrc.ReplaceBodies(attempt, "2.1", stub)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := cmp.Diff(string(starter["tool.go"]), string(reset)); diff != "" {
 		t.Errorf("resetting lab 2.1 (-starter +reset):\n%s", diff)
 	}

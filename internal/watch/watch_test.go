@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 )
 
@@ -225,12 +226,8 @@ func waitFor(t *testing.T, w *Watcher, want string) {
 
 func writeFile(t *testing.T, name, data string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(name, []byte(data), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
+	require.NoError(t, os.WriteFile(name, []byte(data), 0o644))
 }
 
 func TestStartDeliversSavesInNewDirectories(t *testing.T) {
@@ -247,9 +244,7 @@ func TestStartDeliversSavesInNewDirectories(t *testing.T) {
 	waitFor(t, w, "a.go")
 
 	// A directory created after the start is watched as well.
-	if err := os.Mkdir(filepath.Join(root, "sub"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.Mkdir(filepath.Join(root, "sub"), 0o755))
 	// The watcher adds sub when it sees its creation, which may come after the first save in it:
 	// save again every so often until a save in sub is reported.
 	timeout := time.After(deadline)
@@ -335,9 +330,7 @@ func TestReadKeys(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	if err := k.Wait(ctx); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, k.Wait(ctx))
 }
 
 func TestReadKeysEndOfInputClosesManual(t *testing.T) {
@@ -362,9 +355,7 @@ func TestReadKeysStop(t *testing.T) {
 	k.Stop() // twice is fine
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
-	if err := k.Wait(ctx); err != nil {
-		t.Fatalf("the reader did not end after Stop: %v", err)
-	}
+	require.NoError(t, k.Wait(ctx), "the reader did not end after Stop")
 	w.Close()
 }
 
