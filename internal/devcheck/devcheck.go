@@ -312,7 +312,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	problems := stubbedLabProblems(report, ch.Labs[k])
 	if !report.BuildFailed {
 		for _, lab := range ch.Labs[:k] {
-			tests := labTests(report, lab)
+			tests := progress.LabTests(lab, report)
 			if len(tests) != lab.Tests {
 				problems = append(problems, fmt.Sprintf("lab %s (reference): %d of its %d tests ran", lab.ID, len(tests), lab.Tests))
 			}
@@ -342,7 +342,7 @@ func onlyLabMessages(report *gotest.Report, ch *manifest.Chapter, k int) []strin
 	}
 	var problems []string
 	for _, lab := range ch.Labs[k+1:] {
-		if n := len(labTests(report, lab)); n < lab.Tests { // more is rule 2's to report
+		if n := len(progress.LabTests(lab, report)); n < lab.Tests { // more is rule 2's to report
 			problems = append(problems, fmt.Sprintf("lab %s (stubbed): %d of its %d tests ran in go test ./...; did a test end the test binary?", lab.ID, n, lab.Tests))
 		}
 	}
@@ -367,7 +367,7 @@ func stubbedLabProblems(report *gotest.Report, lab *manifest.Lab) []string {
 		return []string{"does not compile:\n" + clip(report.BuildOutput)}
 	}
 	msg := lab.PendingMessage()
-	tests := labTests(report, lab)
+	tests := progress.LabTests(lab, report)
 	var problems []string
 	if len(tests) != lab.Tests {
 		problems = append(problems, fmt.Sprintf("lab %s (stubbed): %d of its %d tests ran", lab.ID, len(tests), lab.Tests))
@@ -405,18 +405,13 @@ func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *
 	if report.BuildFailed {
 		return fail("does not compile:\n%s", clip(report.BuildOutput)), report, nil
 	}
-	tests := labTests(report, lab)
+	tests := progress.LabTests(lab, report)
 	for _, r := range tests {
 		if r.Failed {
 			return pass(), report, nil
 		}
 	}
 	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID), report, nil
-}
-
-// labTests returns the tests of report that lab's pattern selects, as every command counts them.
-func labTests(report *gotest.Report, lab *manifest.Lab) []gotest.TestResult {
-	return progress.LabTests(lab, report)
 }
 
 // checkTestsMatchOnePattern proves the first half of rule 2: every Test function of the

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/learn-tinypi/course/internal/atomicfile"
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
@@ -259,35 +260,14 @@ func Load(root string) (*Progress, error) {
 	return &p, nil
 }
 
-// Save writes p as the progress of the practice directory root. It writes a temporary file next
-// to the old one and renames it into place, so a reader never sees half a file and a failure
-// keeps the old progress.
-func Save(root string, p Progress) (err error) {
-	file := filepath.Join(root, filepath.FromSlash(Path))
+// Save writes p as the progress of the practice directory root, atomically (atomicfile.Write): a
+// reader never sees half a file and a failure keeps the old progress.
+func Save(root string, p Progress) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the progress: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".progress-*.json")
-	if err != nil {
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
+	if err := atomicfile.Write(filepath.Join(root, filepath.FromSlash(Path)), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("saving the progress: %w", err)
 	}
 	return nil
