@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/cards"
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
@@ -26,16 +26,16 @@ import (
 
 // progressMessages are the texts of `course status`, `course next`, `course watch` and of the hints
 // `course test` prints. They join the catalog when the package starts.
-var progressMessages = map[string]message{
-	"status.short": {"显示每个 Lab 的进度和下一步的准确命令", "show each lab's progress and the exact command for the next one"},
+var progressMessages = i18n.Catalog{
+	"status.short": {ZH: "显示每个 Lab 的进度和下一步的准确命令", EN: "show each lab's progress and the exact command for the next one"},
 	"status.long": {
-		"在练习目录 DIR（默认为当前目录）运行本章的聚焦测试，显示每个 Lab 的状态、进度条和下一个 Lab 的准确命令。\n\n" +
+		ZH: "在练习目录 DIR（默认为当前目录）运行本章的聚焦测试，显示每个 Lab 的状态、进度条和下一个 Lab 的准确命令。\n\n" +
 			"状态由测试得出：完成（全部测试通过）、红灯（有测试以别的原因失败，或没有运行）、\n" +
 			"未开始（每个测试都停在桩上，即失败信息是本 Lab 或更早 Lab 的 \"尚未实现\"）。\n" +
 			"构建失败的一次运行不改变任何 Lab 的状态。\n\n" +
 			"结果保存在 .course/progress.json（course test、course watch 也会更新它），重启后仍在；\n" +
 			"course next 用它找到下一个 Lab。测试失败不算命令失败：能显示状态就退出 0，构建失败时退出 1。",
-		"Run the chapter's focused tests in the practice directory DIR (the current directory by default) and show each lab's\n" +
+		EN: "Run the chapter's focused tests in the practice directory DIR (the current directory by default) and show each lab's\n" +
 			"state, a progress bar and the exact command for the next lab.\n\n" +
 			"The states come from the tests: done (every test passes), red (a test failed for another reason, or did not run),\n" +
 			"not started (every test stops at a stub: it fails with the \"尚未实现\" message of this lab or an earlier one).\n" +
@@ -44,34 +44,25 @@ var progressMessages = map[string]message{
 			"course next reads it to find the next lab. Red labs are not a failure of the command: it exits 0 when it could show\n" +
 			"the status, 1 when the build failed.",
 	},
-	"status.example": {"  course status\n  course status ../tinypi-07\n  course --lang en status", "  course status\n  course status ../tinypi-07\n  course --lang en status"},
-	"status.header":  {"Lab\t标题\t状态\t通过", "lab\ttitle\tstate\tpassed"},
-	"state.done":     {"完成", "done"},
-	"state.red":      {"红灯", "red"},
-	"state.pending":  {"未开始", "not started"},
-	"state.unknown":  {"未运行", "not run"},
-	"status.bar":     {"%s %d/%d 个 Lab 完成", "%s %d/%d labs done"},
-	"status.build":   {"这次构建失败，下面是上一次运行的状态。修好构建后再运行 course status。", "this run did not build; the states below are from the run before. Fix the build, then run course status again."},
-	"status.next":    {"下一个 Lab：%s %s", "next lab: %s %s"},
+	"status.example": {ZH: "  course status\n  course status ../tinypi-07\n  course --lang en status", EN: "  course status\n  course status ../tinypi-07\n  course --lang en status"},
+	"status.header":  {ZH: "Lab\t标题\t状态\t通过", EN: "lab\ttitle\tstate\tpassed"},
+	"state.done":     {ZH: "完成", EN: "done"},
+	"state.red":      {ZH: "红灯", EN: "red"},
+	"state.pending":  {ZH: "未开始", EN: "not started"},
+	"state.unknown":  {ZH: "未运行", EN: "not run"},
+	"status.bar":     {ZH: "%s %d/%d 个 Lab 完成", EN: "%s %d/%d labs done"},
+	"status.build":   {ZH: "这次构建失败，下面是上一次运行的状态。修好构建后再运行 course status。", EN: "this run did not build; the states below are from the run before. Fix the build, then run course status again."},
+	"status.next":    {ZH: "下一个 Lab：%s %s", EN: "next lab: %s %s"},
 	"status.next.card": {
-		"  读卡片：course next（或打开 %s）", "  read its card: course next (or open %s)",
+		ZH: "  读卡片：course next（或打开 %s）", EN: "  read its card: course next (or open %s)",
 	},
-	"status.next.run":    {"  运行：  %s", "  run:           %s"},
-	"status.alldone":     {"第 %s 章的 %d 个 Lab 全部完成，恭喜！", "chapter %s: all %d labs are done. Congratulations!"},
-	"status.solution":    {"对照参考答案（任一 Lab）：course solution --lab %s", "compare with the reference (any lab): course solution --lab %s"},
-	"status.nextchapter": {"下一章 %s %s：course practice %s %s", "next chapter, %s %s: course practice %s %s"},
-	"status.lastchapter": {"这是课程的最后一章。", "this is the last chapter of the course."},
-	"progress.save":      {"注意：无法保存进度（%v）", "warning: the progress could not be saved (%v)"},
-	"hint.label":         {"提示：", "Hint: "},
-}
-
-func init() {
-	for id := range progressMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, progressMessages)
+	"status.next.run":    {ZH: "  运行：  %s", EN: "  run:           %s"},
+	"status.alldone":     {ZH: "第 %s 章的 %d 个 Lab 全部完成，恭喜！", EN: "chapter %s: all %d labs are done. Congratulations!"},
+	"status.solution":    {ZH: "对照参考答案（任一 Lab）：course solution --lab %s", EN: "compare with the reference (any lab): course solution --lab %s"},
+	"status.nextchapter": {ZH: "下一章 %s %s：course practice %s %s", EN: "next chapter, %s %s: course practice %s %s"},
+	"status.lastchapter": {ZH: "这是课程的最后一章。", EN: "this is the last chapter of the course."},
+	"progress.save":      {ZH: "注意：无法保存进度（%v）", EN: "warning: the progress could not be saved (%v)"},
+	"hint.label":         {ZH: "提示：", EN: "Hint: "},
 }
 
 // dirArg is the practice directory a command's optional DIR argument names: the current

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
@@ -18,34 +18,25 @@ import (
 
 // testMessages are the texts `course test` adds to the catalog: what it says when nothing ran,
 // when a test binary exited in a test, and when the focused tests were edited.
-var testMessages = map[string]message{
-	"test.build.more":    {"……（还有 %d 行：运行 go build ./... 查看全部）", "... (%d more lines: run go build ./... to see them all)"},
-	"test.build.nothing": {"没有运行任何测试：代码没有通过编译（见上面的错误）。修好它，再运行 course test。", "nothing ran: the code did not compile (see the errors above). Fix it, then run course test again."},
+var testMessages = i18n.Catalog{
+	"test.build.more":    {ZH: "……（还有 %d 行：运行 go build ./... 查看全部）", EN: "... (%d more lines: run go build ./... to see them all)"},
+	"test.build.nothing": {ZH: "没有运行任何测试：代码没有通过编译（见上面的错误）。修好它，再运行 course test。", EN: "nothing ran: the code did not compile (see the errors above). Fix it, then run course test again."},
 	"test.build.env": {
-		"这看起来是 Go 环境的问题（模块下载、vendor、GOFLAGS、工具链），不是你的代码：运行 course doctor，它会逐项检查并给出修复命令。",
-		"this looks like a problem of the Go environment (module downloads, vendoring, GOFLAGS, the toolchain), not of your code: run course doctor, which checks each setting and gives the fix.",
+		ZH: "这看起来是 Go 环境的问题（模块下载、vendor、GOFLAGS、工具链），不是你的代码：运行 course doctor，它会逐项检查并给出修复命令。",
+		EN: "this looks like a problem of the Go environment (module downloads, vendoring, GOFLAGS, the toolchain), not of your code: run course doctor, which checks each setting and gives the fix.",
 	},
 	"test.exit": {
-		"测试进程在 %s 运行时退出了，测试没来得及报告结果（os.Exit、log.Fatal、另一个 goroutine 里的 panic？）。它最后的输出：",
-		"the test process exited while %s was running, before the test reported a result (os.Exit, log.Fatal, a panic in another goroutine?). Its last output:",
+		ZH: "测试进程在 %s 运行时退出了，测试没来得及报告结果（os.Exit、log.Fatal、另一个 goroutine 里的 panic？）。它最后的输出：",
+		EN: "the test process exited while %s was running, before the test reported a result (os.Exit, log.Fatal, a panic in another goroutine?). Its last output:",
 	},
-	"test.exit.notest":   {"测试进程提前退出了，后面的测试没有运行。它最后的输出：", "the test process exited early; the tests after it did not run. Its last output:"},
-	"test.exit.nooutput": {"（没有输出）", "(no output)"},
-	"test.exited":        {"测试进程在本测试报告结果之前退出（见下）", "the test process exited before this test reported a result (see below)"},
-	"test.notrun.exit":   {"没有运行：测试进程在 %s 中退出了", "did not run: the test process exited in %s"},
+	"test.exit.notest":   {ZH: "测试进程提前退出了，后面的测试没有运行。它最后的输出：", EN: "the test process exited early; the tests after it did not run. Its last output:"},
+	"test.exit.nooutput": {ZH: "（没有输出）", EN: "(no output)"},
+	"test.exited":        {ZH: "测试进程在本测试报告结果之前退出（见下）", EN: "the test process exited before this test reported a result (see below)"},
+	"test.notrun.exit":   {ZH: "没有运行：测试进程在 %s 中退出了", EN: "did not run: the test process exited in %s"},
 	"tests.changed": {
-		"注意：聚焦测试文件和练习开始时不一样了：%s\n改过的测试证明不了什么：在恢复之前，没有 Lab 会被记为完成，参考答案也不会解锁。\n恢复它们（只恢复测试文件，你的代码不动）：\n  %s",
-		"WARNING: the focused test files differ from the ones the practice started with: %s\nEdited tests prove nothing: until they are restored, no lab is marked done and no solution unlocks.\nRestore them (only the test files; your code stays as it is):\n  %s",
+		ZH: "注意：聚焦测试文件和练习开始时不一样了：%s\n改过的测试证明不了什么：在恢复之前，没有 Lab 会被记为完成，参考答案也不会解锁。\n恢复它们（只恢复测试文件，你的代码不动）：\n  %s",
+		EN: "WARNING: the focused test files differ from the ones the practice started with: %s\nEdited tests prove nothing: until they are restored, no lab is marked done and no solution unlocks.\nRestore them (only the test files; your code stays as it is):\n  %s",
 	},
-}
-
-func init() {
-	for id := range testMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, testMessages)
 }
 
 // testCommand is `course test [--lab ID] [DIR]`.
