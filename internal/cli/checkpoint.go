@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -125,18 +123,4 @@ func (a *app) checkout(ctx context.Context, b *tree.Builder, h *history.History,
 	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written", kind, commit, dir, len(t)))
 	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written.next", shellQuote(dir)))
 	return nil
-}
-
-// labCommand is the exact command that runs lab l's focused tests.
-func labCommand(l *manifest.Lab) string {
-	return "go test -run " + shellQuote(l.Pattern) + " ."
-}
-
-// cardPath is where lab l's card is inside a practice directory, in the output language.
-func (a *app) cardPath(l *manifest.Lab) string {
-	name := l.ID + ".md"
-	if a.p.lang == langEN {
-		name = l.ID + ".en.md"
-	}
-	return path.Join(filepath.ToSlash(a.fromCwd), "labs", name)
 }

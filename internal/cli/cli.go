@@ -2,7 +2,25 @@
 // to the kit (list chapters, show a checkpoint, create a practice directory, run focused tests,
 // prove the course content with dev check).
 //
-// Every user-facing text lives in the message catalog (messages.go), in Chinese and English.
+// Every user-facing text lives in the message catalog, in Chinese and English: each file declares
+// the i18n.Catalog of its own texts, and messages.go assembles them into one.
+//
+// One command per file: list.go, checkpoint.go, practice.go, test.go, status.go, next.go,
+// watch.go, reset.go, solution.go, transcript.go, diagnose.go, read.go, doctor.go, and the author
+// tools dev.go (dev, dev check) and devsignatures.go. What several commands share lives in a file
+// named for its job, written without cobra so that tests call it directly:
+//
+//   - practicedir.go: finding the practice directory, its chapter and the lab a flag names, and
+//     the paths and commands the kit prints from the current directory;
+//   - labrun.go: running labs' focused tests and recording the outcome in the progress file;
+//   - labreport.go: the per-lab report of a run (course test, course watch);
+//   - labprogress.go: the lab table and progress bar (course status, course watch);
+//   - hints.go: the hints of lab cards under a table's rows;
+//   - labfiles.go: reading a lab's regions in a practice directory (course reset, course solution);
+//   - place.go: writing a tree into a learner's directory, and its errors;
+//   - gitfiles.go, knownmistake.go, timeout.go: what git holds of a lab's files, naming a known
+//     mistake, the per-test time limit;
+//   - output.go: tables, colour and output width; messages.go: the catalog and the language.
 package cli
 
 import (
@@ -379,4 +397,21 @@ func (a *app) usageTemplate() string {
 
 ` + p.text("help.more", "{{.CommandPath}}") + `{{end}}
 `
+}
+
+// focusedTests is the number of focused tests the chapter's labs state.
+func focusedTests(ch *manifest.Chapter) int {
+	n := 0
+	for _, l := range ch.Labs {
+		n += l.Tests
+	}
+	return n
+}
+
+// lookPath finds an executable with the Env's lookup, or on PATH when the Env has none.
+func (a *app) lookPath(name string) (string, error) {
+	if a.look != nil {
+		return a.look(name)
+	}
+	return exec.LookPath(name)
 }

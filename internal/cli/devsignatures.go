@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/learn-tinypi/course/internal/atomicfile"
 	"github.com/learn-tinypi/course/internal/devcheck"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
@@ -108,7 +109,7 @@ func (a *app) devSignaturesCommand() *cobra.Command {
 					fmt.Fprintln(a.stdout, a.p.text("devsig.same", rel))
 					continue
 				}
-				if err := replaceFileAtomically(name, data, 0o644); err != nil {
+				if err := atomicfile.Write(name, data, 0o644); err != nil {
 					return err
 				}
 				fmt.Fprintln(a.stdout, a.p.text("devsig.wrote", rel))
@@ -143,38 +144,4 @@ func modulePath(mod []byte) string {
 		}
 	}
 	return ""
-}
-
-// replaceFileAtomically writes data to name through a temporary file in the same directory that is
-// renamed over name, so a reader (or a crash) never sees half a file. The directory is created
-// when missing.
-func replaceFileAtomically(name string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
 }

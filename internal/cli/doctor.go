@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -156,14 +155,6 @@ func (a *app) doctorCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// lookPath finds an executable with the Env's lookup, or on PATH when the Env has none.
-func (a *app) lookPath(name string) (string, error) {
-	if a.look != nil {
-		return a.look(name)
-	}
-	return exec.LookPath(name)
 }
 
 // checkGo finds the go command and checks its version. It returns the go command's path when it

@@ -29,8 +29,12 @@ var catalog = i18n.MustMerge(
 	readMessages,
 	resetMessages,
 	solutionMessages,
-	progressMessages,
+	statusMessages,
 	testMessages,
+	labReportMessages,
+	labRunMessages,
+	hintMessages,
+	labProgressMessages,
 	timeoutMessages,
 	transcriptMessages,
 	watchMessages,
@@ -147,30 +151,6 @@ var baseMessages = i18n.Catalog{
 	"practice.then": {ZH: "之后，查看所有 Lab 的进度和下一步：\n  %s", EN: "then, to see every lab's progress and what to do next:\n  %s"},
 
 	// course test
-	"test.short": {ZH: "在练习目录中运行本章的聚焦测试", EN: "run the chapter's focused tests in a practice directory"},
-	"test.long": {
-		ZH: "在练习目录 DIR（默认为当前目录）运行本章的聚焦测试，并按 Lab 汇总：编号、标题、通过数/总数，\n" +
-			"以及第一个失败测试的第一条失败信息。最后一行是 \"N passed, M failed\"；构建失败时什么也没有运行，最后一行这样说。\n" +
-			"一个测试只有自己报告了通过才算通过：测试进程在测试中途退出（os.Exit、log.Fatal、goroutine 里的 panic）时，\n" +
-			"这个测试算失败，并显示进程最后的输出。聚焦测试文件和练习开始时不一样时，没有 Lab 算完成（course reset --tests 恢复）。\n" +
-			"--lab 只运行一个 Lab，接受编号（7.3）或关键词（非执行终态）。有失败、构建失败或测试文件被改动时退出码为 1。",
-		EN: "Run the chapter's focused tests in the practice directory DIR (the current directory by default) and sum them up per lab:\n" +
-			"id, title, passed/total, and the first failure message of the first failing test. The last line is \"N passed, M failed\";\n" +
-			"when the build failed nothing ran, and the last line says so. A test passes only when it reported its pass itself: when\n" +
-			"the test process exits in the middle of a test (os.Exit, log.Fatal, a panic in a goroutine) the test fails and its last\n" +
-			"output is shown. While the focused test files differ from the practice's start no lab counts as done (course reset --tests).\n" +
-			"--lab runs one lab only; it takes an id (7.3) or a keyword (非执行终态). Exit code 1 when anything failed, the build failed\n" +
-			"or the test files were changed.",
-	},
-	"test.example":     {ZH: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07", EN: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07"},
-	"test.flag.lab":    {ZH: "只运行一个 Lab：编号（7.3）或关键词", EN: "run one lab only: its id (7.3) or keyword"},
-	"test.header":      {ZH: "Lab\t标题\t通过\t第一条失败", EN: "lab\ttitle\tpassed\tfirst failure"},
-	"test.running":     {ZH: "第 %s 章 · 运行：go test -run %s .", EN: "chapter %s · running: go test -run %s ."},
-	"test.build":       {ZH: "构建失败，没有运行任何测试：", EN: "the build failed, so no test ran:"},
-	"test.build.short": {ZH: "构建失败", EN: "build failed"},
-	"test.missing":     {ZH: "没有运行（测试不存在？）", EN: "did not run (test missing?)"},
-	"test.next":        {ZH: "下一步：读 %s，然后运行 %s", EN: "next: read %s, then run %s"},
-	"test.done":        {ZH: "全部通过。用 git diff 回顾你的改动。", EN: "all passed. Review your changes with git diff."},
 
 	// course dev
 	"dev.short": {ZH: "课程作者的工具", EN: "tools for course authors"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/learn-tinypi/course/internal/atomicfile"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/manifest"
@@ -80,77 +81,6 @@ var resetMessages = i18n.Catalog{
 		ZH: "Lab %s 区域里的代码已经提交在 git 里（%s），恢复不会丢失它：git show HEAD:%s 能看到它。",
 		EN: "the code in lab %s's regions is committed in git (%s), so a reset loses nothing: git show HEAD:%s shows it.",
 	},
-}
-
-// practiceLab finds the practice directory enclosing dir and the lab labFlag names in its
-// chapter, a rebuild chapter. cmd is the command line shown when --lab is missing.
-func (a *app) practiceLab(dir, labFlag, cmd string) (root string, b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab, err error) {
-	root, b, ch, err = a.practiceChapter(dir)
-	if err != nil {
-		return "", nil, nil, nil, err
-	}
-	if !ch.Rebuild() {
-		return "", nil, nil, nil, a.usagef("err.lab.observe", ch.Number)
-	}
-	if labFlag == "" {
-		example := "7.1"
-		if len(ch.Labs) > 0 {
-			example = ch.Labs[0].ID
-		}
-		return "", nil, nil, nil, a.usagef("err.lab.required", cmd, example)
-	}
-	lab, err = ch.Lab(labFlag)
-	if err != nil {
-		return "", nil, nil, nil, a.unknownLab(ch, labFlag)
-	}
-	return root, b, ch, lab, nil
-}
-
-// labFile is one file of a lab in a practice directory: its content and the lab's bodies in it.
-type labFile struct {
-	path   string // slash-separated, relative to the practice directory
-	name   string // on disk
-	src    []byte
-	mode   fs.FileMode
-	bodies []string // the learner's bodies of the lab's regions, in order
-}
-
-// readLabFiles reads the practice files holding lab's regions and the lab's bodies in each. A
-// file whose markers are missing or damaged gives a *labsrc.MarkerError naming the file.
-func readLabFiles(root string, b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab) ([]labFile, error) {
-	paths, err := b.LabFiles(ch, lab)
-	if err != nil {
-		return nil, err
-	}
-	files := make([]labFile, 0, len(paths))
-	for _, p := range paths {
-		name := filepath.Join(root, filepath.FromSlash(p))
-		info, err := os.Stat(name)
-		if err != nil {
-			return nil, err
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		bodies, err := labsrc.Bodies(src, lab.ID)
-		if err != nil {
-			return nil, withFile(err, p)
-		}
-		files = append(files, labFile{path: p, name: name, src: src, mode: info.Mode().Perm(), bodies: bodies})
-	}
-	return files, nil
-}
-
-// withFile sets the file name of a *labsrc.MarkerError.
-func withFile(err error, file string) error {
-	var me *labsrc.MarkerError
-	if errors.As(err, &me) {
-		named := *me
-		named.File = file
-		return &named
-	}
-	return err
 }
 
 // resetCommand is `course reset --lab ID [--force] [DIR]`.
@@ -265,7 +195,7 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 	}
 	var paths []string
 	for _, rf := range changes {
-		if err := replaceFileAtomically(rf.name, rf.next, rf.mode); err != nil {
+		if err := atomicfile.Write(rf.name, rf.next, rf.mode); err != nil {
 			return err
 		}
 		paths = append(paths, rf.path)
@@ -277,32 +207,6 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 	fmt.Fprintln(a.stdout, st.ok(a.p.text("reset.done", lab.ID, strings.Join(paths, ", "))))
 	fmt.Fprintln(a.stdout, a.p.text("reset.nexttst", shellQuote(lab.ID)))
 	return nil
-}
-
-// labFileError turns a marker problem into the failure the learner reads; other errors pass.
-func (a *app) labFileError(err error) error {
-	var me *labsrc.MarkerError
-	if errors.As(err, &me) {
-		// Built from the error's fields rather than its English text: every message the learner
-		// reads exists in both languages.
-		if me.Detail == "" {
-			return errors.New(a.p.text("err.markers.gone", me.File, me.Lab))
-		}
-		return errors.New(a.p.text("err.markers.damaged", me.File, me.Lab, me.Detail))
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return errors.New(a.p.text("err.lab.file", pathOf(err), err))
-	}
-	return err
-}
-
-// pathOf returns the path of a *fs.PathError, or "" when err is not one.
-func pathOf(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Path
-	}
-	return ""
 }
 
 // beginLines returns the 1-based line numbers of the //lab:begin <lab> lines of src, in order.
@@ -339,7 +243,7 @@ func backupFiles(root, what string, changes []resetFile, now time.Time) (string,
 		name = fmt.Sprintf("%s-%d", stamp, n) // a second reset within the same second
 	}
 	for _, rf := range changes {
-		if err := replaceFileAtomically(filepath.Join(dir, filepath.FromSlash(rf.path)), rf.src, rf.mode); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, filepath.FromSlash(rf.path)), rf.src, rf.mode); err != nil {
 			return "", fmt.Errorf("backing up %s: %w", rf.path, err)
 		}
 	}
@@ -396,7 +300,7 @@ func (a *app) resetTests(root string, b *tree.Builder, ch *manifest.Chapter, now
 		fmt.Fprintln(a.stdout, a.p.text("reset.backup", backup))
 	}
 	for _, rf := range changes {
-		if err := replaceFileAtomically(rf.name, rf.next, rf.mode); err != nil {
+		if err := atomicfile.Write(rf.name, rf.next, rf.mode); err != nil {
 			return err
 		}
 	}

@@ -6,13 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/i18n"
@@ -21,10 +19,6 @@ import (
 	"github.com/learn-tinypi/course/internal/transcript"
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
-
-// transcriptsDir is where `course test` has the focused tests write their run records, relative
-// to the practice directory.
-const transcriptsDir = ".course/transcripts"
 
 // transcriptMessages are the texts of `course transcript` and of its hint in `course test`.
 // They join the catalog when the package starts, so the catalog's tests cover them too.
@@ -62,12 +56,6 @@ var transcriptMessages = i18n.Catalog{
 	},
 	"transcript.ref.missing": {ZH: "参考运行没有 %s 的记录。", EN: "the reference run left no record of %s."},
 	"transcript.ref.failed":  {ZH: "注意：参考实现上的 %s 也失败了。", EN: "note: %s failed on the reference too."},
-	"transcript.learner":     {ZH: "你的运行", EN: "your run"},
-	"transcript.reference":   {ZH: "参考运行", EN: "reference run"},
-	"transcript.first":       {ZH: "第一处不同：第 %[1]d 行（%[2]s）", EN: "first difference: line %[1]d (%[2]s)"},
-	"transcript.same":        {ZH: "两次运行一致。", EN: "the two runs agree."},
-	"transcript.testfailed":  {ZH: "（测试失败）", EN: "(test failed)"},
-	"transcript.reordered":   {ZH: "~ 同一批并发工具的 tool_end，完成顺序不同（不算不同）", EN: "~ tool_end events of one concurrent batch, completed in another order (not a difference)"},
 	"transcript.stale": {
 		ZH: "%s 的运行记录比你的代码旧（普通的 go test 不会记录运行），重新记录：go test -run %s .",
 		EN: "the run record of %s is older than your code (a plain go test records nothing); recording it again: go test -run %s .",
@@ -77,28 +65,6 @@ var transcriptMessages = i18n.Catalog{
 		EN: "warning: the run record of %s is still older than your code; what follows may not be the run of your current code.",
 	},
 	"transcript.hint": {ZH: "对比你的运行与参考运行：course transcript %s", EN: "compare your run with the reference run: course transcript %s"},
-}
-
-// transcriptEnv is the environment that has the focused tests in root record their runs.
-func transcriptEnv(root string) []string {
-	return []string{tinypi.RunRecordDirEnv + "=" + filepath.Join(root, filepath.FromSlash(transcriptsDir))}
-}
-
-// printTranscriptHint prints, after a failed `course test`, the command that shows the run of the
-// first failing test that recorded one.
-func (a *app) printTranscriptHint(root string, report *gotest.Report) {
-	recs, err := transcript.LoadDir(filepath.Join(root, filepath.FromSlash(transcriptsDir)))
-	if err != nil {
-		return // the hint is a courtesy; `course transcript` reports a broken record itself
-	}
-	for _, t := range report.Failed() {
-		for _, rec := range transcript.Select(recs, t.Name) {
-			if rec.Failed {
-				fmt.Fprintln(a.stdout, a.p.text("transcript.hint", testArg(t.Name)))
-				return
-			}
-		}
-	}
 }
 
 // transcriptCommand is `course transcript [TEST] [--dir DIR] [--width N]`.
@@ -273,16 +239,9 @@ func (a *app) referenceRecords(c *cobra.Command, chapter, test string) ([]tinypi
 func (a *app) renderTranscripts(learner, reference []tinypi.RunRecord, width int) error {
 	opts := transcript.Options{
 		// Symbols only on a terminal that takes colour; pipes and NO_COLOR get ASCII.
-		ASCII: !a.color,
-		Width: a.outputWidth(width),
-		Labels: transcript.Labels{
-			Learner:         a.p.text("transcript.learner"),
-			Reference:       a.p.text("transcript.reference"),
-			FirstDifference: a.p.text("transcript.first"),
-			Same:            a.p.text("transcript.same"),
-			TestFailed:      a.p.text("transcript.testfailed"),
-			Reordered:       a.p.text("transcript.reordered"),
-		},
+		ASCII:  !a.color,
+		Width:  a.outputWidth(width),
+		Labels: transcript.LabelsIn(a.p.lang), // the renderer's own catalog
 	}
 	for _, l := range learner {
 		fmt.Fprintln(a.stdout)
@@ -304,24 +263,6 @@ func (a *app) renderTranscripts(learner, reference []tinypi.RunRecord, width int
 		}
 	}
 	return nil
-}
-
-// outputWidth is the --width value, else the terminal's width, else $COLUMNS, else 120.
-func (a *app) outputWidth(flag int) int {
-	if flag > 0 {
-		return flag
-	}
-	if f, ok := a.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-			return w
-		}
-	}
-	if a.getenv != nil {
-		if w, err := strconv.Atoi(a.getenv("COLUMNS")); err == nil && w > 0 {
-			return w
-		}
-	}
-	return 120
 }
 
 // testArg is a test name as a shell argument: as it is when it is made of letters, digits and

@@ -258,28 +258,6 @@ func markReordered(rows []Row) {
 	}
 }
 
-// Labels are the words Render prints, so that the caller can choose the language.
-type Labels struct {
-	Learner, Reference string // column headings, e.g. "your run", "reference run"
-	// FirstDifference is a format taking the line number (%[1]d) and the section (%[2]s).
-	FirstDifference string
-	Same            string // printed when the runs agree
-	TestFailed      string // printed after the test name when the learner's test failed
-	Reordered       string // explains the "~" marker
-}
-
-// DefaultLabels returns the English labels.
-func DefaultLabels() Labels {
-	return Labels{
-		Learner:         "your run",
-		Reference:       "reference run",
-		FirstDifference: "first difference: line %[1]d (%[2]s)",
-		Same:            "the two runs agree",
-		TestFailed:      "(failed)",
-		Reordered:       "~ same tool_end events, completed in another order",
-	}
-}
-
 // MinSideBySide is the narrowest width at which Render puts the runs side by side.
 const MinSideBySide = 80
 

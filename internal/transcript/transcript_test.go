@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/learn-tinypi/course/internal/columns"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
@@ -350,13 +351,7 @@ func TestCompareReorderedToolEnds(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	zh := Labels{
-		Learner:         "你的运行",
-		Reference:       "参考运行",
-		FirstDifference: "第一处不同：第 %[1]d 行（%[2]s）",
-		Same:            "两次运行一致",
-		TestFailed:      "（失败）",
-	}
+	zh := LabelsIn(i18n.ZH)
 	tests := []struct {
 		name              string
 		learner, ref      tinypi.RunRecord
