@@ -114,8 +114,8 @@ func FromReport(ch *manifest.Chapter, labs []*manifest.Lab, report *gotest.Repor
 // LabTests returns the top-level tests of report that lab's pattern selects, in the order they
 // started; nil when the pattern does not compile (the manifest validates patterns). It is the
 // one place that picks a lab's tests from a run: `course test`, `course status`, the progress
-// file, the known-mistake signatures and the kit's own checks all count through it, and a test counts as passed only when
-// gotest says it reported its own pass.
+// file, the known-mistake signatures and the kit's own checks all count through it, and a test
+// counts as passed only when gotest says it reported its own pass.
 func LabTests(lab *manifest.Lab, report *gotest.Report) []gotest.TestResult {
 	re, err := regexp.Compile(lab.Pattern)
 	if err != nil {
