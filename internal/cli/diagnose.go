@@ -14,8 +14,7 @@ import (
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
-// diagnoseMessages are the texts of `course diagnose`. They join the catalog when the package
-// starts, so the catalog's tests cover them too.
+// diagnoseMessages are the texts of `course diagnose` (part of the catalog, messages.go).
 var diagnoseMessages = i18n.Catalog{
 	"diagnose.short": {ZH: "运行一个已知的错误写法，逐轮对照参考实现", EN: "run a known mistake and compare it round by round with the reference"},
 	"diagnose.long": {

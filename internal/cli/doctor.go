@@ -13,8 +13,7 @@ import (
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
-// doctorMessages are the texts of `course doctor`. They join the catalog when the package starts,
-// so the catalog's tests cover them too.
+// doctorMessages are the texts of `course doctor` (part of the catalog, messages.go).
 var doctorMessages = i18n.Catalog{
 	"doctor.short": {ZH: "检查这台机器能不能学这门课：Go、模块缓存、git、终端", EN: "check that this machine is ready for the course: Go, the module cache, git, the terminal"},
 	"doctor.long": {

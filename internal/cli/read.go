@@ -14,8 +14,7 @@ import (
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
-// readMessages are the texts of `course read`. They join the catalog when the package starts, so
-// the catalog's tests cover them too.
+// readMessages are the texts of `course read` (part of the catalog, messages.go).
 var readMessages = i18n.Catalog{
 	"read.short": {ZH: "在终端里阅读一章的正文", EN: "read a chapter's text in the terminal"},
 	"read.long": {

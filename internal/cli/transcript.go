@@ -20,8 +20,8 @@ import (
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
-// transcriptMessages are the texts of `course transcript` and of its hint in `course test`.
-// They join the catalog when the package starts, so the catalog's tests cover them too.
+// transcriptMessages are the texts of `course transcript` and of its hint in `course test` (part
+// of the catalog, messages.go). The renderer's own words come from transcript.LabelsIn.
 var transcriptMessages = i18n.Catalog{
 	"transcript.short": {ZH: "把一个聚焦测试驱动的运行与参考运行并排对比", EN: "show the run a focused test drove next to the reference run"},
 	"transcript.long": {
