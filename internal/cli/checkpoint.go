@@ -43,26 +43,19 @@ func (a *app) checkpointCommand() *cobra.Command {
 			case checkout != "" && dir == "":
 				return a.usagef("err.checkout.dir", checkout, args[0], checkout)
 			}
+			retry := func(d string) string {
+				return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
+			}
 			if dir != "" {
-				retry := func(d string) string {
-					return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
-				}
 				if err := a.requireEmptyDir(dir, retry); err != nil {
 					return err
 				}
 			}
-			b, ch, err := a.chapter(args[0])
+			b, h, ch, err := a.chapterHistory(args[0])
 			if err != nil {
 				return err
 			}
-			h, err := history.Build(b)
-			if err != nil {
-				return fmt.Errorf("building the course history: %w", err)
-			}
 			if checkout != "" {
-				retry := func(d string) string {
-					return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
-				}
 				return a.checkout(c.Context(), b, h, ch, checkout, dir, retry)
 			}
 			return a.printCheckpoint(b, h, ch)

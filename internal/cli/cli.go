@@ -40,6 +40,7 @@ import (
 	"golang.org/x/term"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/history"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -227,6 +228,20 @@ func (a *app) chapter(number string) (*tree.Builder, *manifest.Chapter, error) {
 		return nil, nil, err
 	}
 	return b, ch, nil
+}
+
+// chapterHistory loads the course, finds chapter number in it and builds the course history,
+// which names the chapters' commits.
+func (a *app) chapterHistory(number string) (*tree.Builder, *history.History, *manifest.Chapter, error) {
+	b, ch, err := a.chapter(number)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	h, err := history.Build(b)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("building the course history: %w", err)
+	}
+	return b, h, ch, nil
 }
 
 // requireGo fails with a plain message when the go command is not installed.
