@@ -7,8 +7,9 @@
 //
 // One command per file: list.go, checkpoint.go, practice.go, test.go, status.go, next.go,
 // watch.go, reset.go, solution.go, transcript.go, diagnose.go, read.go, doctor.go, and the author
-// tools dev.go (dev, dev check) and devsignatures.go. What several commands share lives in a file
-// named for its job, written without cobra so that tests call it directly:
+// tools devcheck.go and devsignatures.go; the groups `course` and `course dev` are in this file.
+// What several commands share lives in a file named for its job, written without cobra so that
+// tests call it directly:
 //
 //   - practicedir.go: finding the practice directory, its chapter and the lab a flag names, and
 //     the paths and commands the kit prints from the current directory;
@@ -429,4 +430,38 @@ func (a *app) lookPath(name string) (string, error) {
 		return a.look(name)
 	}
 	return exec.LookPath(name)
+}
+
+// devCommand is `course dev`, the group of author tools.
+func (a *app) devCommand() *cobra.Command {
+	dev := &cobra.Command{
+		Use:     "dev",
+		Short:   a.p.text("dev.short"),
+		Long:    a.p.text("dev.long"),
+		Example: a.p.text("dev.example"),
+		Args:    a.noSubcommand,
+		RunE:    showHelp,
+	}
+	dev.AddCommand(a.devCheckCommand(), a.devSignaturesCommand())
+	return dev
+}
+
+// chapterArgs resolves the chapter arguments of an author command (NN...) to chapter numbers, in
+// order. They are checked before any work starts: a typo is a usage error, not a failed check.
+// accept, when not nil, may refuse a chapter with an error of its own.
+func (a *app) chapterArgs(args []string, accept func(*manifest.Chapter) error) ([]string, error) {
+	numbers := make([]string, 0, len(args))
+	for _, arg := range args {
+		_, ch, err := a.chapter(arg)
+		if err != nil {
+			return nil, err
+		}
+		if accept != nil {
+			if err := accept(ch); err != nil {
+				return nil, err
+			}
+		}
+		numbers = append(numbers, ch.Number)
+	}
+	return numbers, nil
 }

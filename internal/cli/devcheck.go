@@ -6,22 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/devcheck"
-	"github.com/learn-tinypi/course/internal/manifest"
 )
-
-// devCommand is `course dev`, the group of author tools.
-func (a *app) devCommand() *cobra.Command {
-	dev := &cobra.Command{
-		Use:     "dev",
-		Short:   a.p.text("dev.short"),
-		Long:    a.p.text("dev.long"),
-		Example: a.p.text("dev.example"),
-		Args:    a.noSubcommand,
-		RunE:    showHelp,
-	}
-	dev.AddCommand(a.devCheckCommand(), a.devSignaturesCommand())
-	return dev
-}
 
 // devCheckCommand is `course dev check [NN...]`.
 func (a *app) devCheckCommand() *cobra.Command {
@@ -76,24 +61,4 @@ func (a *app) devCheckCommand() *cobra.Command {
 	c.Flags().IntVar(&parallel, "parallel", 0, a.p.text("devcheck.flag.parallel"))
 	c.Flags().IntVar(&flakeRuns, "flake-runs", 0, a.p.text("devcheck.flag.flakeruns"))
 	return c
-}
-
-// chapterArgs resolves the chapter arguments of an author command (NN...) to chapter numbers, in
-// order. They are checked before any work starts: a typo is a usage error, not a failed check.
-// accept, when not nil, may refuse a chapter with an error of its own.
-func (a *app) chapterArgs(args []string, accept func(*manifest.Chapter) error) ([]string, error) {
-	numbers := make([]string, 0, len(args))
-	for _, arg := range args {
-		_, ch, err := a.chapter(arg)
-		if err != nil {
-			return nil, err
-		}
-		if accept != nil {
-			if err := accept(ch); err != nil {
-				return nil, err
-			}
-		}
-		numbers = append(numbers, ch.Number)
-	}
-	return numbers, nil
 }
