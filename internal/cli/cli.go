@@ -36,6 +36,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
@@ -464,4 +465,15 @@ func (a *app) chapterArgs(args []string, accept func(*manifest.Chapter) error) (
 		numbers = append(numbers, ch.Number)
 	}
 	return numbers, nil
+}
+
+// testArg is a test name as a shell argument: as it is when it is made of letters, digits and
+// "_-./" (Chinese test names need no quotes), quoted otherwise.
+func testArg(name string) string {
+	if name != "" && strings.IndexFunc(name, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./", r))
+	}) < 0 {
+		return name
+	}
+	return shellQuote(name)
 }

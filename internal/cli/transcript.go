@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -263,15 +262,4 @@ func (a *app) renderTranscripts(learner, reference []tinypi.RunRecord, width int
 		}
 	}
 	return nil
-}
-
-// testArg is a test name as a shell argument: as it is when it is made of letters, digits and
-// "_-./" (Chinese test names need no quotes), quoted otherwise.
-func testArg(name string) string {
-	if name != "" && strings.IndexFunc(name, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./", r))
-	}) < 0 {
-		return name
-	}
-	return shellQuote(name)
 }
