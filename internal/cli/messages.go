@@ -165,20 +165,38 @@ var baseMessages = i18n.Catalog{
 			"starter 能构建且 Lab 1 先以自己的消息失败；渐进顺序成立；每个 mutant 被它的 Lab 抓住；\n" +
 			"卡片与章节正文齐全；已知错误的失败签名（checkpoints/signatures/NN.json）没有过期，且每个 mutant\n" +
 			"自己的失败恰好指出它自己的说明；每个聚焦测试在 target 上用 -race 连续运行多次（--flake-runs）从不失败；\n" +
-			"每个渐进阶段的 go test ./... 只出现 Lab 的未实现消息。所有 go 命令离线运行。任一检查失败时退出码为 1。",
+			"每个渐进阶段的 go test ./... 只出现 Lab 的未实现消息。所有 go 命令离线运行。任一检查失败时退出码为 1。\n\n" +
+			"全部检查通过的章节，其证明按它依赖的一切（参考代码、测试、清单、卡片、签名、工具包代码、Go 版本与环境、--flake-runs）\n" +
+			"的哈希存入缓存（$COURSE_DEVCHECK_CACHE，默认在用户缓存目录的 tinypi-course/devcheck 下）；这些都没变时，\n" +
+			"该章的检查直接取自缓存，行尾标 (cached)。--force 重新证明每一章。",
 		EN: "Prove for every chapter (or the ones named): the target passes vet and the focused tests with -race; every test matches\n" +
 			"exactly one lab pattern; the starter builds and lab 1 fails first with its own message; progressive order holds; every\n" +
 			"mutant is caught by its lab; cards and chapter texts exist; the known mistakes' failure signatures\n" +
 			"(checkpoints/signatures/NN.json) are up to date and each mutant's own failures point to exactly its own explanation;\n" +
 			"every focused test passes many -race runs in a row on the target (--flake-runs); at every progressive stage\n" +
-			"`go test ./...` shows only the labs' pending messages. Every go command runs offline. Exit code 1 when a check fails.",
+			"`go test ./...` shows only the labs' pending messages. Every go command runs offline. Exit code 1 when a check fails.\n\n" +
+			"A chapter whose checks all pass has its proof stored in a cache, keyed by a hash of everything it depends on (reference\n" +
+			"code, tests, manifests, cards, signatures, the kit's code, the Go version and environment, --flake-runs); while none of\n" +
+			"it changes, the chapter's checks are taken from the cache and marked (cached). The cache is $COURSE_DEVCHECK_CACHE,\n" +
+			"by default tinypi-course/devcheck in the user's cache directory. --force proves every chapter again.",
 	},
 	"devcheck.example":       {ZH: "  course dev check\n  course dev check 07", EN: "  course dev check\n  course dev check 07"},
 	"devcheck.flag.parallel": {ZH: "同时运行的 go 命令数（0 表示默认）", EN: "go commands run at once (0 means the default)"},
 	"devcheck.flag.flakeruns": {ZH: "每章聚焦测试在 target 上用 -race 重复运行的次数（0 表示默认 50）",
 		EN: "how many -race runs of each chapter's focused tests on its target prove there is no flaky test (0 means the default, 50)"},
-	"devcheck.ok":     {ZH: "dev check：全部检查通过。", EN: "dev check: every check passed."},
-	"devcheck.failed": {ZH: "dev check：%d 项检查失败。", EN: "dev check: %d checks failed."},
+	"devcheck.flag.force": {ZH: "重新证明每一章，不取缓存中的证明（CI 这样运行）",
+		EN: "prove every chapter again instead of taking proofs from the cache (CI runs this way)"},
+	"devcheck.chapter.proven": {ZH: "第 %s 章：本次证明，%d 项检查全部通过。", EN: "chapter %s: proven now, all %d checks passed."},
+	"devcheck.chapter.stored": {ZH: "第 %s 章：本次证明，%d 项检查全部通过，证明已存入缓存。",
+		EN: "chapter %s: proven now, all %d checks passed; the proof is stored in the cache."},
+	"devcheck.chapter.failed": {ZH: "第 %s 章：本次证明，%d 项检查失败（共 %d 项），证明不存入缓存。",
+		EN: "chapter %s: proven now, %d of %d checks failed; nothing is stored in the cache."},
+	"devcheck.chapter.cached": {ZH: "第 %s 章：%d 项检查取自缓存 (cached)，证明于 %s，此后输入没有变化。",
+		EN: "chapter %s: %d checks taken from the cache (cached), proven %s with the same inputs."},
+	"devcheck.cache.off":     {ZH: "警告：不使用证明缓存：%v", EN: "warning: the proof cache is not used: %v"},
+	"devcheck.cache.chapter": {ZH: "警告：第 %s 章没有用上证明缓存：%v", EN: "warning: chapter %s: the proof cache could not be used: %v"},
+	"devcheck.ok":            {ZH: "dev check：全部检查通过。", EN: "dev check: every check passed."},
+	"devcheck.failed":        {ZH: "dev check：%d 项检查失败。", EN: "dev check: %d checks failed."},
 }
 
 // printer renders catalog messages in one language.
