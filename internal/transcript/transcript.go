@@ -27,7 +27,7 @@ import (
 
 // Load reads one record.
 func Load(path string) (tinypi.RunRecord, error) {
-	rec, err := tinypi.ReadRunRecord(path)
+	rec, err := readRecord(path)
 	if err != nil {
 		return tinypi.RunRecord{}, fmt.Errorf("loading a run record: %w", err)
 	}
