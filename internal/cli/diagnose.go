@@ -77,7 +77,7 @@ func (a *app) diagnoseCommand() *cobra.Command {
 			if err := a.requireGo(b.Course()); err != nil {
 				return err
 			}
-			fmt.Fprintln(a.stderr, a.p.text("diagnose.building", diagnose.DriverDir, args[1]))
+			fmt.Fprintln(a.stderr, a.p.text("diagnose.building", ch.Diagnosis.Program, args[1]))
 			err = diagnose.Run(c.Context(), b, ch, args[1], diagnose.Language(a.p.lang), a.stdout)
 			if errors.Is(err, gotest.ErrNoGo) {
 				return errors.New(a.p.text("err.no.go", b.Course().GoVersion))

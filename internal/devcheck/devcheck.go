@@ -325,7 +325,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 			return checkContent(b.FS(), ch), nil
 		},
 	}, languageTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
-	return tasks
+	return append(tasks, diagnosisTask(b, ch)...)
 }
 
 // pass and fail build Checks.

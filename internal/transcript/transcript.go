@@ -2,10 +2,10 @@
 // same test, with the first difference marked.
 //
 // The focused tests of an agent chapter write a tinypi.RunRecord per test when
-// tinypi.RunRecordDirEnv is set. This package renders each record as numbered lines (the
-// requests, every event in the loop's order, the final transcript and the result), aligns two
-// renderings section by section and prints them side by side, or one above the other on a
-// narrow terminal.
+// tinypi.RunRecordDirEnv is set; tinypi only writes records, this package reads them (decode.go).
+// It renders each record as numbered lines (the requests, every event in the loop's order, the
+// final transcript and the result), aligns two renderings section by section and prints them
+// side by side, or one above the other on a narrow terminal.
 package transcript
 
 import (
@@ -27,7 +27,7 @@ import (
 
 // Load reads one record.
 func Load(path string) (tinypi.RunRecord, error) {
-	rec, err := tinypi.ReadRunRecord(path)
+	rec, err := readRecord(path)
 	if err != nil {
 		return tinypi.RunRecord{}, fmt.Errorf("loading a run record: %w", err)
 	}
