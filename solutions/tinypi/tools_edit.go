@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path"
@@ -32,6 +33,8 @@ func (w *Workspace) WriteFile(name string, data []byte) error {
 			return fmt.Errorf("%s is a directory, not a file", name)
 		}
 		perm, existed = info.Mode().Perm(), true
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err // a link that points out, for one
 	}
 	tmp := path.Join(dir, fmt.Sprintf(".%s.%016x.tmp", path.Base(p), rand.Uint64()))
 	f, err := w.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
