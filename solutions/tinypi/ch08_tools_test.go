@@ -711,7 +711,11 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 	ctx := context.Background()
 
 	res := ch08Run(t, ctx, env.ws, "pwd; echo out; echo err >&2; exit 3", 0, nil)
-	want := CommandResult{Output: env.dir + "\nout\nerr\n", TotalBytes: int64(len(env.dir) + 9), ExitCode: 3}
+	if pwd, _, _ := strings.Cut(res.Output, "\n"); pwd != env.dir {
+		t.Fatalf("pwd printed another directory than the workspace: a command runs with the workspace as its working directory")
+	}
+	res.Output = strings.Replace(res.Output, env.dir, "<workspace>", 1)
+	want := CommandResult{Output: "<workspace>\nout\nerr\n", TotalBytes: int64(len(env.dir) + 9), ExitCode: 3}
 	if diff := cmp.Diff(want, res); diff != "" {
 		t.Errorf("pwd; echo out; echo err >&2; exit 3 (-want +got):\n%s", diff)
 	}
@@ -856,10 +860,40 @@ func TestLab8_4_命令_HugeOutput(t *testing.T) {
 		t.Errorf("100 MB of output kept %d bytes, starting %q and ending %q; want its first 4096 bytes, the omitted count, and its last 4096 bytes", len(res.Output), head, tail)
 	}
 	if grew := stats1.TotalAlloc - stats0.TotalAlloc; grew > 32<<20 {
-		t.Errorf("100 MB of output allocated %d MB; the output must take bounded memory", grew>>20)
+		t.Errorf("100 MB of output allocated more than 32 MB (%s); the output must take bounded memory", ch08Size(grew))
 	}
 	if reported != 4096 || reports > 200 {
 		t.Errorf("progress: %d reports, %d bytes of output; want the 4096 head bytes and a note per MiB after them", reports, reported)
+	}
+
+	// The pipe hands over big chunks; a chatty command writes many small ones. 10 MB in writes
+	// of 100 bytes must take bounded memory too.
+	out := newCappedOutput(4096, 4096, nil)
+	line := []byte(strings.Repeat("y", 99) + "\n")
+	runtime.ReadMemStats(&stats0)
+	for range 100_000 {
+		out.Write(line)
+	}
+	runtime.ReadMemStats(&stats1)
+	if grew := stats1.TotalAlloc - stats0.TotalAlloc; grew > 1<<20 {
+		t.Errorf("10 MB in writes of 100 bytes allocated more than 1 MB (%s); the tail keeps only its last bytes, in bounded memory", ch08Size(grew))
+	}
+	text, all, omitted := out.result()
+	if all != 10_000_000 || omitted != 10_000_000-8192 || !strings.HasSuffix(text, strings.Repeat("y", 99)+"\n") {
+		t.Errorf("10 MB in small writes: total %d, omitted %d; want 10000000 and %d, ending with the last line", all, omitted, 10_000_000-8192)
+	}
+}
+
+// ch08Size describes an amount of memory roughly, so that a failure message is the same from run
+// to run: "tens of MB", not an exact count that the garbage collector's timing changes.
+func ch08Size(n uint64) string {
+	switch {
+	case n >= 100<<20:
+		return "hundreds of MB"
+	case n >= 10<<20:
+		return "tens of MB"
+	default:
+		return "a few MB"
 	}
 }
 

@@ -36,7 +36,7 @@ func (w *Workspace) WriteFile(name string, data []byte) error {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err // a link that points out, for one
 	}
-	tmp := path.Join(dir, fmt.Sprintf(".%s.%016x.tmp", path.Base(p), rand.Uint64()))
+	tmp := path.Join(dir, fmt.Sprintf(".%s.%d.tmp", path.Base(p), 1e18+rand.Int64N(8e18)))
 	f, err := w.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
