@@ -371,6 +371,11 @@ func ch08Lines(n int) string {
 	return b.String()
 }
 
+// ch08Window writes a ReadResult on one line, so that a failure's first line shows it all.
+func ch08Window(r ReadResult) string {
+	return fmt.Sprintf("lines %d-%d %q, truncated %v, next offset %d, note %q", r.FirstLine, r.LastLine, r.Text, r.Truncated, r.NextOffset, r.Note)
+}
+
 func TestLab8_2_读取_Window(t *testing.T) {
 	defer guardLab(t)
 	env := ch08Setup(t, WorkspaceOptions{ReadMaxLines: 4})
@@ -402,7 +407,7 @@ func TestLab8_2_读取_Window(t *testing.T) {
 			continue
 		}
 		if diff := cmp.Diff(c.want, got); diff != "" {
-			t.Errorf("%s: Read(%s, %d, %d) (-want +got):\n%s", c.name, c.file, c.offset, c.limit, diff)
+			t.Errorf("%s: Read(%s, %d, %d) = %s; want %s", c.name, c.file, c.offset, c.limit, ch08Window(got), ch08Window(c.want))
 		}
 	}
 	if _, err := env.ws.Read("ten.txt", 11, 0); err == nil || !strings.Contains(err.Error(), "offset 11 is past the end of ten.txt, which has 10 lines") {
@@ -432,7 +437,7 @@ func TestLab8_2_读取_Caps(t *testing.T) {
 		Note: "[output capped at 64 bytes after line 6; read on with offset=7]",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Read(rows.txt) with a 64-byte cap: only whole lines that fit, and a note (-want +got):\n%s", diff)
+		t.Errorf("Read(rows.txt) with a 64-byte cap = %s; want only the whole lines that fit and a note: %s", ch08Window(got), ch08Window(want))
 	}
 	got, err = env.ws.Read("rows.txt", 7, 0)
 	if err != nil || !strings.HasPrefix(got.Text, "row 07 ..\n") || got.FirstLine != 7 {
@@ -449,7 +454,7 @@ func TestLab8_2_读取_Caps(t *testing.T) {
 	want = ReadResult{Text: strings.Repeat("é", 32), FirstLine: 1, LastLine: 1, Truncated: true, NextOffset: 2,
 		Note: "[line 1 is longer than 64 bytes and was cut; read on with offset=2]"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Read(long.txt): a first line over the cap is cut at the cap on a character boundary (-want +got):\n%s", diff)
+		t.Errorf("Read(long.txt) = %s; a first line over the cap is cut at the cap on a character boundary: %s", ch08Window(got), ch08Window(want))
 	}
 
 	// A line longer than the reader's buffer before the window is skipped, not kept.
@@ -598,7 +603,7 @@ func TestLab8_3_写入编辑_Edit(t *testing.T) {
 	for _, r := range refusals {
 		res, err := env.ws.Edit("config.yaml", r.old, r.new)
 		if err == nil || !strings.Contains(err.Error(), r.want) {
-			t.Errorf("Edit(config.yaml, %q → %q) = %+v, %v; want an error that says %q", r.old, r.new, res, err, r.want)
+			t.Errorf("Edit(config.yaml, %q → %q) = diff %q, error %v; want an error that says %q", r.old, r.new, res.Diff, err, r.want)
 		}
 		data, _ := os.ReadFile(file)
 		stat, _ := os.Stat(file)
@@ -785,19 +790,6 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 		t.Errorf("Text() = %q; want it to say the command timed out and how it ended", res.Text())
 	}
 
-	// A group that ignores SIGTERM gets SIGKILL after the grace. The run is cancelled once the
-	// trap is in place, which the command reports by printing "started".
-	tctx, tcancel := context.WithCancel(ctx)
-	defer tcancel()
-	res = ch08Run(t, tctx, env.ws, "trap '' TERM; echo started; sleep 1000", time.Minute, func(text string) {
-		if strings.Contains(text, "started") {
-			tcancel()
-		}
-	})
-	if !res.Cancelled || res.Signal != "SIGKILL" || res.OutputLeftOpen {
-		t.Errorf("a command that ignores SIGTERM: %+v; want Cancelled and signal SIGKILL (SIGTERM first, then SIGKILL)", res)
-	}
-
 	// Cancelling the context stops the whole group, the sleeping child too.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -811,6 +803,19 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 	}
 	if !strings.Contains(res.Text(), "[cancelled") {
 		t.Errorf("Text() = %q; want it to say the command was cancelled", res.Text())
+	}
+
+	// A group that ignores SIGTERM gets SIGKILL after the grace. The run is cancelled once the
+	// trap is in place, which the command reports by printing "started".
+	tctx, tcancel := context.WithCancel(ctx)
+	defer tcancel()
+	res = ch08Run(t, tctx, env.ws, "trap '' TERM; echo started; sleep 1000", time.Minute, func(text string) {
+		if strings.Contains(text, "started") {
+			tcancel()
+		}
+	})
+	if !res.Cancelled || res.Signal != "SIGKILL" || res.OutputLeftOpen {
+		t.Errorf("a command that ignores SIGTERM: %+v; want Cancelled and signal SIGKILL (SIGTERM first, then SIGKILL)", res)
 	}
 }
 
@@ -857,9 +862,6 @@ func TestLab8_4_命令_HugeOutput(t *testing.T) {
 		}
 	})
 	runtime.ReadMemStats(&stats1)
-	if res.Failed() || res.TotalBytes != int64(total) || res.OmittedBytes != int64(total-8192) {
-		t.Errorf("100 MB of output: failed %v, total %d, omitted %d; want %d and %d", res.Failed(), res.TotalBytes, res.OmittedBytes, total, total-8192)
-	}
 	wantOut := strings.Repeat("x", 4096) + "\n[... 99991819 bytes omitted ...]\n" + strings.Repeat("x", 4096-len("\nTAIL-MARK\n")) + "\nTAIL-MARK\n"
 	if res.Output != wantOut {
 		head, tail := res.Output, res.Output
@@ -867,6 +869,9 @@ func TestLab8_4_命令_HugeOutput(t *testing.T) {
 			head, tail = head[:30], tail[len(tail)-30:]
 		}
 		t.Errorf("100 MB of output kept %d bytes, starting %q and ending %q; want its first 4096 bytes, the omitted count, and its last 4096 bytes", len(res.Output), head, tail)
+	}
+	if res.Failed() || res.TotalBytes != int64(total) || res.OmittedBytes != int64(total-8192) {
+		t.Errorf("100 MB of output: failed %v, total %d, omitted %d; want %d and %d", res.Failed(), res.TotalBytes, res.OmittedBytes, total, total-8192)
 	}
 	if grew := stats1.TotalAlloc - stats0.TotalAlloc; grew > 32<<20 {
 		t.Errorf("100 MB of output allocated more than 32 MB (%s); the output must take bounded memory", ch08Size(grew))
