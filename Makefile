@@ -3,7 +3,11 @@
 
 GO ?= go
 
+<<<<<<< HEAD
 .PHONY: test vet lint unit check install fmt
+=======
+.PHONY: test vet unit check install fmt bench
+>>>>>>> main
 
 ## test: vet, staticcheck, every package's tests with -race (the reference's focused tests, the
 ## kit, the end-to-end scripts in tests/), then the author's proof of every chapter.
@@ -19,9 +23,33 @@ lint:
 unit:
 	$(GO) tool gotestsum --format testname -- -race ./...
 
-## check: course dev check over every chapter (see docs/authoring.md).
+## check: course dev check over every chapter (see docs/authoring.md). A chapter whose proof the
+## cache keeps, none of its inputs changed, is not proven again; DEVCHECK_FLAGS=--force proves
+## every chapter, as CI does (.ci/run).
+DEVCHECK_FLAGS ?=
+
 check:
-	$(GO) run ./cmd/course dev check
+	$(GO) run ./cmd/course dev check $(DEVCHECK_FLAGS)
+
+## bench: the benchmarks of the reference runtime and the kit (internal/perf) and of course dev
+## check (internal/devcheck), then benchstat: a comparison with the previous `make bench` when
+## there is one. Results go to $(BENCH_DIR) (new.txt; the run before is kept as old.txt). Run it
+## on a quiet machine; docs/performance.md has the latest table and how to read it.
+BENCH_DIR ?= .benchresults
+BENCH_COUNT ?= 6
+BENCH_KIT_FLAGS ?= -benchtime 1x -count 5
+BENCH_DEVCHECK_FLAGS ?= -benchtime 1x -count 3
+bench:
+	mkdir -p $(BENCH_DIR)
+	if [ -f $(BENCH_DIR)/new.txt ]; then mv $(BENCH_DIR)/new.txt $(BENCH_DIR)/old.txt; fi
+	rm -f $(BENCH_DIR)/new.tmp
+	$(GO) test -run '^$$' -bench 'Loop|Stream|Validate|Scripted|ReadSSE|Provider' -benchmem -count $(BENCH_COUNT) ./internal/perf >>$(BENCH_DIR)/new.tmp || { cat $(BENCH_DIR)/new.tmp; exit 1; }
+	$(GO) test -run '^$$' -bench 'Kit' $(BENCH_KIT_FLAGS) ./internal/perf >>$(BENCH_DIR)/new.tmp || { cat $(BENCH_DIR)/new.tmp; exit 1; }
+	$(GO) test -run '^$$' -bench . $(BENCH_DEVCHECK_FLAGS) ./internal/devcheck >>$(BENCH_DIR)/new.tmp || { cat $(BENCH_DIR)/new.tmp; exit 1; }
+	mv $(BENCH_DIR)/new.tmp $(BENCH_DIR)/new.txt
+	cat $(BENCH_DIR)/new.txt
+	if [ -f $(BENCH_DIR)/old.txt ]; then $(GO) tool benchstat $(BENCH_DIR)/old.txt $(BENCH_DIR)/new.txt; \
+	else $(GO) tool benchstat $(BENCH_DIR)/new.txt; fi
 
 ## install: put the course command in $(go env GOBIN) or $(go env GOPATH)/bin.
 install:

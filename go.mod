@@ -22,6 +22,11 @@ require (
 )
 
 require (
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da // indirect
+)
+
+require (
 	dario.cat/mergo v1.0.0 // indirect
 	github.com/BurntSushi/toml v1.4.1-0.20240526193622-a339e1f7089c // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect
@@ -56,6 +61,7 @@ require (
 )
 
 tool (
+	golang.org/x/perf/cmd/benchstat
 	gotest.tools/gotestsum
 	honnef.co/go/tools/cmd/staticcheck
 )

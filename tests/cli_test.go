@@ -135,7 +135,7 @@ func cmdNoLabAnswer(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	dir := ts.MkAbs(args[1])
 	checked := 0
-	for _, file := range ch.TeachingFiles() {
+	for _, file := range teachingGoFiles(ts, content, ch) {
 		ref, err := fs.ReadFile(content, path.Join("solutions/tinypi", file))
 		ts.Check(err)
 		answer := referenceOnlyLines(ref)
@@ -151,6 +151,23 @@ func cmdNoLabAnswer(ts *testscript.TestScript, neg bool, args []string) {
 	if checked == 0 {
 		ts.Fatalf("chapter %s has no reference lab lines to look for", ch.Number)
 	}
+}
+
+// teachingGoFiles lists ch's teaching Go files relative to solutions/tinypi, with the
+// directories the manifest lists (such as cmd/diagnose) expanded.
+func teachingGoFiles(ts *testscript.TestScript, content fs.FS, ch *manifest.Chapter) []string {
+	var files []string
+	for _, entry := range ch.TeachingFiles() {
+		root := path.Join("solutions/tinypi", entry)
+		err := fs.WalkDir(content, root, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") {
+				files = append(files, strings.TrimPrefix(p, "solutions/tinypi/"))
+			}
+			return err
+		})
+		ts.Check(err)
+	}
+	return files
 }
 
 // referenceOnlyLines returns the trimmed lines inside lab regions (before any //lab:stub) that

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -45,26 +43,19 @@ func (a *app) checkpointCommand() *cobra.Command {
 			case checkout != "" && dir == "":
 				return a.usagef("err.checkout.dir", checkout, args[0], checkout)
 			}
+			retry := func(d string) string {
+				return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
+			}
 			if dir != "" {
-				retry := func(d string) string {
-					return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
-				}
 				if err := a.requireEmptyDir(dir, retry); err != nil {
 					return err
 				}
 			}
-			b, ch, err := a.chapter(args[0])
+			b, h, ch, err := a.chapterHistory(args[0])
 			if err != nil {
 				return err
 			}
-			h, err := history.Build(b)
-			if err != nil {
-				return fmt.Errorf("building the course history: %w", err)
-			}
 			if checkout != "" {
-				retry := func(d string) string {
-					return "course checkpoint " + args[0] + " --checkout " + checkout + " " + shellQuote(d)
-				}
 				return a.checkout(c.Context(), b, h, ch, checkout, dir, retry)
 			}
 			return a.printCheckpoint(b, h, ch)
@@ -125,18 +116,4 @@ func (a *app) checkout(ctx context.Context, b *tree.Builder, h *history.History,
 	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written", kind, commit, dir, len(t)))
 	fmt.Fprintln(a.stdout, a.p.text("checkpoint.written.next", shellQuote(dir)))
 	return nil
-}
-
-// labCommand is the exact command that runs lab l's focused tests.
-func labCommand(l *manifest.Lab) string {
-	return "go test -run " + shellQuote(l.Pattern) + " ."
-}
-
-// cardPath is where lab l's card is inside a practice directory, in the output language.
-func (a *app) cardPath(l *manifest.Lab) string {
-	name := l.ID + ".md"
-	if a.p.lang == langEN {
-		name = l.ID + ".en.md"
-	}
-	return path.Join(filepath.ToSlash(a.fromCwd), "labs", name)
 }

@@ -2,7 +2,26 @@
 // to the kit (list chapters, show a checkpoint, create a practice directory, run focused tests,
 // prove the course content with dev check).
 //
-// Every user-facing text lives in the message catalog (messages.go), in Chinese and English.
+// Every user-facing text lives in the message catalog, in Chinese and English: each file declares
+// the i18n.Catalog of its own texts, and messages.go assembles them into one.
+//
+// One command per file: list.go, checkpoint.go, practice.go, test.go, status.go, next.go,
+// watch.go, reset.go, solution.go, transcript.go, diagnose.go, read.go, doctor.go, and the author
+// tools devcheck.go and devsignatures.go; the groups `course` and `course dev` are in this file.
+// What several commands share lives in a file named for its job, written without cobra so that
+// tests call it directly:
+//
+//   - practicedir.go: finding the practice directory, its chapter and the lab a flag names, and
+//     the paths and commands the kit prints from the current directory;
+//   - labrun.go: running labs' focused tests and recording the outcome in the progress file;
+//   - labreport.go: the per-lab report of a run (course test, course watch);
+//   - labprogress.go: the lab table and progress bar (course status, course watch);
+//   - hints.go: the hints of lab cards under a table's rows;
+//   - labfiles.go: reading a lab's regions in a practice directory (course reset, course solution);
+//   - place.go: writing a tree into a learner's directory, and its errors;
+//   - gitfiles.go, knownmistake.go, timeout.go: what git holds of a lab's files, naming a known
+//     mistake, the per-test time limit;
+//   - output.go: tables, colour and output width; messages.go: the catalog and the language.
 package cli
 
 import (
@@ -17,11 +36,13 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/history"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -211,6 +232,20 @@ func (a *app) chapter(number string) (*tree.Builder, *manifest.Chapter, error) {
 	return b, ch, nil
 }
 
+// chapterHistory loads the course, finds chapter number in it and builds the course history,
+// which names the chapters' commits.
+func (a *app) chapterHistory(number string) (*tree.Builder, *history.History, *manifest.Chapter, error) {
+	b, ch, err := a.chapter(number)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	h, err := history.Build(b)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("building the course history: %w", err)
+	}
+	return b, h, ch, nil
+}
+
 // requireGo fails with a plain message when the go command is not installed.
 func (a *app) requireGo(c *manifest.Course) error {
 	if a.look == nil {
@@ -379,4 +414,66 @@ func (a *app) usageTemplate() string {
 
 ` + p.text("help.more", "{{.CommandPath}}") + `{{end}}
 `
+}
+
+// focusedTests is the number of focused tests the chapter's labs state.
+func focusedTests(ch *manifest.Chapter) int {
+	n := 0
+	for _, l := range ch.Labs {
+		n += l.Tests
+	}
+	return n
+}
+
+// lookPath finds an executable with the Env's lookup, or on PATH when the Env has none.
+func (a *app) lookPath(name string) (string, error) {
+	if a.look != nil {
+		return a.look(name)
+	}
+	return exec.LookPath(name)
+}
+
+// devCommand is `course dev`, the group of author tools.
+func (a *app) devCommand() *cobra.Command {
+	dev := &cobra.Command{
+		Use:     "dev",
+		Short:   a.p.text("dev.short"),
+		Long:    a.p.text("dev.long"),
+		Example: a.p.text("dev.example"),
+		Args:    a.noSubcommand,
+		RunE:    showHelp,
+	}
+	dev.AddCommand(a.devCheckCommand(), a.devSignaturesCommand())
+	return dev
+}
+
+// chapterArgs resolves the chapter arguments of an author command (NN...) to chapter numbers, in
+// order. They are checked before any work starts: a typo is a usage error, not a failed check.
+// accept, when not nil, may refuse a chapter with an error of its own.
+func (a *app) chapterArgs(args []string, accept func(*manifest.Chapter) error) ([]string, error) {
+	numbers := make([]string, 0, len(args))
+	for _, arg := range args {
+		_, ch, err := a.chapter(arg)
+		if err != nil {
+			return nil, err
+		}
+		if accept != nil {
+			if err := accept(ch); err != nil {
+				return nil, err
+			}
+		}
+		numbers = append(numbers, ch.Number)
+	}
+	return numbers, nil
+}
+
+// testArg is a test name as a shell argument: as it is when it is made of letters, digits and
+// "_-./" (Chinese test names need no quotes), quoted otherwise.
+func testArg(name string) string {
+	if name != "" && strings.IndexFunc(name, func(r rune) bool {
+		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./", r))
+	}) < 0 {
+		return name
+	}
+	return shellQuote(name)
 }

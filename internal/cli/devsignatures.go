@@ -5,14 +5,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/learn-tinypi/course/internal/atomicfile"
 	"github.com/learn-tinypi/course/internal/devcheck"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/signature"
 )
@@ -21,10 +22,10 @@ import (
 const kitModule = "github.com/learn-tinypi/course"
 
 // devSignaturesMessages are the texts of `course dev signatures`.
-var devSignaturesMessages = map[string]message{
-	"devsig.short": {"重新生成已知错误（mutant）的失败签名", "regenerate the failure signatures of the known mistakes (mutants)"},
+var devSignaturesMessages = i18n.Catalog{
+	"devsig.short": {ZH: "重新生成已知错误（mutant）的失败签名", EN: "regenerate the failure signatures of the known mistakes (mutants)"},
 	"devsig.long": {
-		"对第 NN 章（不写则为所有有 mutant 的重建章节）的每个 mutant：把它写进本章 target，运行它所属 Lab\n" +
+		ZH: "对第 NN 章（不写则为所有有 mutant 的重建章节）的每个 mutant：把它写进本章 target，运行它所属 Lab\n" +
 			"的聚焦测试 5 次，记下每次都以同样方式失败的测试名和第一条失败信息（规范化：文件行号、十六进制地址、\n" +
 			"时长、goroutine 编号、十位以上的数字被替换掉），写入 checkpoints/signatures/NN.json。\n" +
 			"各次失败方式不同的测试（mutant 引入的竞争）记为 unstable，不参与匹配。\n\n" +
@@ -32,7 +33,7 @@ var devSignaturesMessages = map[string]message{
 			"这看起来像哪个已知错误。course dev check 会重新计算签名：文件过期时检查失败，并证明每个 mutant\n" +
 			"自己的失败会指出它自己的说明。\n\n" +
 			"必须在课程仓库里运行（向上找 module 为 " + kitModule + " 的 go.mod），文件逐个原子写入。需要 go 命令。",
-		"For every mutant of chapter NN (without NN: every rebuild chapter that has mutants), writes the mistake into\n" +
+		EN: "For every mutant of chapter NN (without NN: every rebuild chapter that has mutants), writes the mistake into\n" +
 			"the chapter's target, runs its lab's focused tests five times and records the tests that fail the same way\n" +
 			"every time, with their first failure message (normalised: file line numbers, hex addresses, durations,\n" +
 			"goroutine ids and numbers of ten or more digits are blanked), in checkpoints/signatures/NN.json. Tests that\n" +
@@ -44,24 +45,15 @@ var devSignaturesMessages = map[string]message{
 			"written atomically. Needs the go command.",
 	},
 	"devsig.example": {
-		"  go run ./cmd/course dev signatures 07\n  go run ./cmd/course dev signatures",
-		"  go run ./cmd/course dev signatures 07\n  go run ./cmd/course dev signatures",
+		ZH: "  go run ./cmd/course dev signatures 07\n  go run ./cmd/course dev signatures",
+		EN: "  go run ./cmd/course dev signatures 07\n  go run ./cmd/course dev signatures",
 	},
-	"devsig.flag.parallel": {"同时运行的 go 命令数（0 表示默认值）", "go commands run at once (0 means the default)"},
-	"devsig.norepo":        {"找不到课程仓库：从 %[1]s 向上没有 module 为 %[2]s 的 go.mod。请在课程仓库里运行：\n  cd path/to/course && go run ./cmd/course dev signatures", "the kit's repository was not found: no go.mod of module %[2]s above %[1]s. Run it inside the repository:\n  cd path/to/course && go run ./cmd/course dev signatures"},
-	"devsig.nosigs":        {"第 %s 章没有签名：它是观察章节，或者没有 mutant。", "chapter %s has no signatures: it is an observe chapter or has no mutants."},
-	"devsig.wrote":         {"已写入 %s", "wrote %s"},
-	"devsig.same":          {"%s 没有变化", "%s is unchanged"},
-	"devsig.uncaught":      {"第 %[1]s 章的 mutant %[2]s 没有被任何测试发现，它的签名是空的；运行 course dev check %[3]s 查看原因。", "mutant %[2]s of chapter %[1]s is caught by no test, so its signature is empty; run course dev check %[3]s to see why."},
-}
-
-func init() {
-	for id := range devSignaturesMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, devSignaturesMessages)
+	"devsig.flag.parallel": {ZH: "同时运行的 go 命令数（0 表示默认值）", EN: "go commands run at once (0 means the default)"},
+	"devsig.norepo":        {ZH: "找不到课程仓库：从 %[1]s 向上没有 module 为 %[2]s 的 go.mod。请在课程仓库里运行：\n  cd path/to/course && go run ./cmd/course dev signatures", EN: "the kit's repository was not found: no go.mod of module %[2]s above %[1]s. Run it inside the repository:\n  cd path/to/course && go run ./cmd/course dev signatures"},
+	"devsig.nosigs":        {ZH: "第 %s 章没有签名：它是观察章节，或者没有 mutant。", EN: "chapter %s has no signatures: it is an observe chapter or has no mutants."},
+	"devsig.wrote":         {ZH: "已写入 %s", EN: "wrote %s"},
+	"devsig.same":          {ZH: "%s 没有变化", EN: "%s is unchanged"},
+	"devsig.uncaught":      {ZH: "第 %[1]s 章的 mutant %[2]s 没有被任何测试发现，它的签名是空的；运行 course dev check %[3]s 查看原因。", EN: "mutant %[2]s of chapter %[1]s is caught by no test, so its signature is empty; run course dev check %[3]s to see why."},
 }
 
 // devSignaturesCommand is `course dev signatures [NN...]`.
@@ -117,7 +109,7 @@ func (a *app) devSignaturesCommand() *cobra.Command {
 					fmt.Fprintln(a.stdout, a.p.text("devsig.same", rel))
 					continue
 				}
-				if err := replaceFileAtomically(name, data, 0o644); err != nil {
+				if err := atomicfile.Write(name, data, 0o644); err != nil {
 					return err
 				}
 				fmt.Fprintln(a.stdout, a.p.text("devsig.wrote", rel))
@@ -152,38 +144,4 @@ func modulePath(mod []byte) string {
 		}
 	}
 	return ""
-}
-
-// replaceFileAtomically writes data to name through a temporary file in the same directory that is
-// renamed over name, so a reader (or a crash) never sees half a file. The directory is created
-// when missing.
-func replaceFileAtomically(name string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	return nil
 }

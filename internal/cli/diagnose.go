@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -11,21 +10,21 @@ import (
 
 	"github.com/learn-tinypi/course/internal/diagnose"
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
-// diagnoseMessages are the texts of `course diagnose`. They join the catalog when the package
-// starts, so the catalog's tests cover them too.
-var diagnoseMessages = map[string]message{
-	"diagnose.short": {"运行一个已知的错误写法，逐轮对照参考实现", "run a known mistake and compare it round by round with the reference"},
+// diagnoseMessages are the texts of `course diagnose` (part of the catalog, messages.go).
+var diagnoseMessages = i18n.Catalog{
+	"diagnose.short": {ZH: "运行一个已知的错误写法，逐轮对照参考实现", EN: "run a known mistake and compare it round by round with the reference"},
 	"diagnose.long": {
-		"course diagnose NN 列出第 NN 章可以诊断的错误写法（课程的 mutant），每个附一句说明。\n\n" +
+		ZH: "course diagnose NN 列出第 NN 章可以诊断的错误写法（课程的 mutant），每个附一句说明。\n\n" +
 			"course diagnose NN 名字 把这个错误真的写进本章 target，用本章的诊断程序 cmd/diagnose\n" +
 			"（桩模型 + 内存工具，离线、结果固定）分别运行错误写法和参考实现，逐轮打印：assistant 的文字、\n" +
 			"工具调用、哪些执行了哪些被丢弃、历史 role 序列、未配对的调用 id、工具执行次数、结束方式和最终回答，\n" +
 			"最后给出对照表和不同的行。需要 go 命令；临时目录用完即删。\n\n" +
 			"诊断程序属于本章内容，练习目录里也有：在练习目录中运行 go run ./cmd/diagnose all，诊断的就是你自己的 loop。",
-		"course diagnose NN lists the mistakes of chapter NN that can be diagnosed (the course's mutants), each with a\n" +
+		EN: "course diagnose NN lists the mistakes of chapter NN that can be diagnosed (the course's mutants), each with a\n" +
 			"one-line explanation.\n\n" +
 			"course diagnose NN NAME writes that mistake into the chapter's target for real and runs the chapter's diagnosis\n" +
 			"program cmd/diagnose (stub models and in-memory tools, offline, always the same output) on the mistake and on\n" +
@@ -36,21 +35,12 @@ var diagnoseMessages = map[string]message{
 			"diagnoses your own loop.",
 	},
 	"diagnose.example": {
-		"  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
-		"  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
+		ZH: "  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
+		EN: "  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
 	},
-	"diagnose.none":     {"第 %s 章没有可诊断的错误写法（它的代码树里没有 cmd/diagnose，或者没有 mutant）。", "chapter %s has no mistakes to diagnose (its trees have no cmd/diagnose, or it has no mutants)."},
-	"diagnose.unknown":  {"第 %s 章没有名为 %q 的错误写法。可用的：\n%s", "chapter %s has no mistake named %q. Available:\n%s"},
-	"diagnose.building": {"正在构建并运行 %s（错误写法 %s 与参考实现）……", "building and running %s (mistake %s and the reference)..."},
-}
-
-func init() {
-	for id := range diagnoseMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, diagnoseMessages)
+	"diagnose.none":     {ZH: "第 %s 章没有可诊断的错误写法（它的代码树里没有 cmd/diagnose，或者没有 mutant）。", EN: "chapter %s has no mistakes to diagnose (its trees have no cmd/diagnose, or it has no mutants)."},
+	"diagnose.unknown":  {ZH: "第 %s 章没有名为 %q 的错误写法。可用的：\n%s", EN: "chapter %s has no mistake named %q. Available:\n%s"},
+	"diagnose.building": {ZH: "正在构建并运行 %s（错误写法 %s 与参考实现）……", EN: "building and running %s (mistake %s and the reference)..."},
 }
 
 // diagnoseCommand is `course diagnose NN [NAME]`.
@@ -87,7 +77,7 @@ func (a *app) diagnoseCommand() *cobra.Command {
 			if err := a.requireGo(b.Course()); err != nil {
 				return err
 			}
-			fmt.Fprintln(a.stderr, a.p.text("diagnose.building", diagnose.DriverDir, args[1]))
+			fmt.Fprintln(a.stderr, a.p.text("diagnose.building", ch.Diagnosis.Program, args[1]))
 			err = diagnose.Run(c.Context(), b, ch, args[1], diagnose.Language(a.p.lang), a.stdout)
 			if errors.Is(err, gotest.ErrNoGo) {
 				return errors.New(a.p.text("err.no.go", b.Course().GoVersion))

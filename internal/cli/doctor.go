@@ -3,23 +3,21 @@ package cli
 import (
 	"context"
 	"fmt"
-	"maps"
-	"os/exec"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/doctor"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
-// doctorMessages are the texts of `course doctor`. They join the catalog when the package starts,
-// so the catalog's tests cover them too.
-var doctorMessages = map[string]message{
-	"doctor.short": {"检查这台机器能不能学这门课：Go、模块缓存、git、终端", "check that this machine is ready for the course: Go, the module cache, git, the terminal"},
+// doctorMessages are the texts of `course doctor` (part of the catalog, messages.go).
+var doctorMessages = i18n.Catalog{
+	"doctor.short": {ZH: "检查这台机器能不能学这门课：Go、模块缓存、git、终端", EN: "check that this machine is ready for the course: Go, the module cache, git, the terminal"},
 	"doctor.long": {
-		"course doctor 逐项检查，并对每个问题给出要运行的准确命令：\n" +
+		ZH: "course doctor 逐项检查，并对每个问题给出要运行的准确命令：\n" +
 			"  go       go 命令在 PATH 中，版本不低于课程要求（checkpoints/course.yaml 的 go）；\n" +
 			"  模块缓存 在临时目录里生成第一个重建章节的 target，断网（GOPROXY=off）运行 go mod download 和 go build ./...：\n" +
 			"           练习目录能不能离线构建；\n" +
@@ -28,7 +26,7 @@ var doctorMessages = map[string]message{
 			"  git      可选：练习目录不需要它，但 git diff（看你改了什么）需要；\n" +
 			"  终端     输出是不是终端、NO_COLOR、TERM=dumb（决定有没有颜色和符号），以及 CLI 选用的语言和原因。\n\n" +
 			"必需的检查（go、模块缓存、Go 环境）失败时退出码为 1。",
-		"course doctor checks, one by one, and gives the exact command to run for every problem:\n" +
+		EN: "course doctor checks, one by one, and gives the exact command to run for every problem:\n" +
 			"  go            the go command is on PATH and at least the course's version (go in checkpoints/course.yaml);\n" +
 			"  module cache  writes the first rebuild chapter's target into a temporary directory and runs go mod download and\n" +
 			"                go build ./... there with the network off (GOPROXY=off): can a practice directory build offline?\n" +
@@ -40,62 +38,53 @@ var doctorMessages = map[string]message{
 			"                language the CLI picked and why.\n\n" +
 			"Exit code 1 when a required check (go, the module cache, the go environment) fails.",
 	},
-	"doctor.example": {"  course doctor\n  course doctor --lang en", "  course doctor\n  course doctor --lang zh"},
+	"doctor.example": {ZH: "  course doctor\n  course doctor --lang en", EN: "  course doctor\n  course doctor --lang zh"},
 
-	"doctor.go.ok":       {"go：%s（%s），课程需要 %s 或更新版本", "go: %s (%s); the course needs %s or newer"},
-	"doctor.go.missing":  {"go：找不到 go 命令", "go: the go command was not found"},
-	"doctor.go.old":      {"go：%s（%s）太旧，课程需要 %s 或更新版本", "go: %s (%s) is too old; the course needs %s or newer"},
-	"doctor.go.broken":   {"go：%s 无法运行：%v", "go: %s does not run: %v"},
-	"doctor.fix.install": {"安装 Go %s 或更新版本：https://go.dev/dl/", "install Go %s or newer: https://go.dev/dl/"},
+	"doctor.go.ok":       {ZH: "go：%s（%s），课程需要 %s 或更新版本", EN: "go: %s (%s); the course needs %s or newer"},
+	"doctor.go.missing":  {ZH: "go：找不到 go 命令", EN: "go: the go command was not found"},
+	"doctor.go.old":      {ZH: "go：%s（%s）太旧，课程需要 %s 或更新版本", EN: "go: %s (%s) is too old; the course needs %s or newer"},
+	"doctor.go.broken":   {ZH: "go：%s 无法运行：%v", EN: "go: %s does not run: %v"},
+	"doctor.fix.install": {ZH: "安装 Go %s 或更新版本：https://go.dev/dl/", EN: "install Go %s or newer: https://go.dev/dl/"},
 	"doctor.fix.path": {
-		"然后让 shell 找到它并确认版本（Linux/macOS 的默认安装位置）：export PATH=\"/usr/local/go/bin:$PATH\" && go version",
-		"then let your shell find it and check the version (the default install location on Linux/macOS): export PATH=\"/usr/local/go/bin:$PATH\" && go version",
+		ZH: "然后让 shell 找到它并确认版本（Linux/macOS 的默认安装位置）：export PATH=\"/usr/local/go/bin:$PATH\" && go version",
+		EN: "then let your shell find it and check the version (the default install location on Linux/macOS): export PATH=\"/usr/local/go/bin:$PATH\" && go version",
 	},
-	"doctor.fix.broken": {"运行 go version 看看哪里不对；必要时从 https://go.dev/dl/ 重新安装。", "run go version to see what is wrong; reinstall from https://go.dev/dl/ if needed."},
+	"doctor.fix.broken": {ZH: "运行 go version 看看哪里不对；必要时从 https://go.dev/dl/ 重新安装。", EN: "run go version to see what is wrong; reinstall from https://go.dev/dl/ if needed."},
 
-	"doctor.cache.ok":      {"模块缓存：第 %s 章的练习模块可以离线构建（%s）", "module cache: chapter %s's practice module builds offline (%s)"},
-	"doctor.cache.skipped": {"模块缓存：跳过（先修好 go）", "module cache: skipped (fix go first)"},
-	"doctor.cache.failed":  {"模块缓存：第 %s 章的练习模块不能离线构建（%s 失败）：", "module cache: chapter %s's practice module does not build offline (%s failed):"},
+	"doctor.cache.ok":      {ZH: "模块缓存：第 %s 章的练习模块可以离线构建（%s）", EN: "module cache: chapter %s's practice module builds offline (%s)"},
+	"doctor.cache.skipped": {ZH: "模块缓存：跳过（先修好 go）", EN: "module cache: skipped (fix go first)"},
+	"doctor.cache.failed":  {ZH: "模块缓存：第 %s 章的练习模块不能离线构建（%s 失败）：", EN: "module cache: chapter %s's practice module does not build offline (%s failed):"},
 	"doctor.fix.cache": {
-		"联网一次，在课程工具仓库的根目录（你安装 course 的那个目录）填充模块缓存：go mod download",
-		"with the network on, fill the module cache once in the kit's root (the repository you installed course from): go mod download",
+		ZH: "联网一次，在课程工具仓库的根目录（你安装 course 的那个目录）填充模块缓存：go mod download",
+		EN: "with the network on, fill the module cache once in the kit's root (the repository you installed course from): go mod download",
 	},
-	"doctor.fix.cache.build": {"或者联网构建一次课程工具：go build ./...", "or build the kit once with the network on: go build ./..."},
+	"doctor.fix.cache.build": {ZH: "或者联网构建一次课程工具：go build ./...", EN: "or build the kit once with the network on: go build ./..."},
 
-	"doctor.env.ok":      {"Go 环境：course test 用你的设置（%s）能构建并运行测试", "go environment: course test builds and runs the tests with your settings (%s)"},
-	"doctor.env.default": {"默认值", "the defaults"},
-	"doctor.env.skipped": {"Go 环境：跳过（先修好模块缓存）", "go environment: skipped (fix the module cache first)"},
-	"doctor.env.failed":  {"Go 环境：用你的设置（%s），%s 失败，course test 也会失败：", "go environment: with your settings (%s), %s fails, and so would course test:"},
-	"doctor.env.bad":     {"Go 环境：%s 会让练习目录的构建失败", "go environment: %s breaks the build of a practice directory"},
+	"doctor.env.ok":      {ZH: "Go 环境：course test 用你的设置（%s）能构建并运行测试", EN: "go environment: course test builds and runs the tests with your settings (%s)"},
+	"doctor.env.default": {ZH: "默认值", EN: "the defaults"},
+	"doctor.env.skipped": {ZH: "Go 环境：跳过（先修好模块缓存）", EN: "go environment: skipped (fix the module cache first)"},
+	"doctor.env.failed":  {ZH: "Go 环境：用你的设置（%s），%s 失败，course test 也会失败：", EN: "go environment: with your settings (%s), %s fails, and so would course test:"},
+	"doctor.env.bad":     {ZH: "Go 环境：%s 会让练习目录的构建失败", EN: "go environment: %s breaks the build of a practice directory"},
 	"doctor.fix.env": {
-		"去掉这个设置（环境变量和 go env 文件里都要去掉）：unset %[1]s && go env -u %[1]s",
-		"remove the setting (from the environment and from go's env file): unset %[1]s && go env -u %[1]s",
+		ZH: "去掉这个设置（环境变量和 go env 文件里都要去掉）：unset %[1]s && go env -u %[1]s",
+		EN: "remove the setting (from the environment and from go's env file): unset %[1]s && go env -u %[1]s",
 	},
-	"doctor.git.ok":      {"git：%s", "git: %s"},
-	"doctor.git.missing": {"git：找不到（可选）。练习目录不需要 git，但 git diff（看你改了什么）需要它。", "git: not found (optional). The practice directory works without git, but git diff (to see your changes) needs it."},
-	"doctor.fix.git":     {"安装 git：https://git-scm.com/downloads ，然后确认：git --version", "install git: https://git-scm.com/downloads , then check: git --version"},
+	"doctor.git.ok":      {ZH: "git：%s", EN: "git: %s"},
+	"doctor.git.missing": {ZH: "git：找不到（可选）。练习目录不需要 git，但 git diff（看你改了什么）需要它。", EN: "git: not found (optional). The practice directory works without git, but git diff (to see your changes) needs it."},
+	"doctor.fix.git":     {ZH: "安装 git：https://git-scm.com/downloads ，然后确认：git --version", EN: "install git: https://git-scm.com/downloads , then check: git --version"},
 
-	"doctor.term.tty":     {"终端：输出是终端，显示颜色和符号", "terminal: the output is a terminal; colour and symbols are on"},
-	"doctor.term.notty":   {"终端：输出不是终端（管道或文件），纯文本，没有颜色和符号", "terminal: the output is not a terminal (a pipe or a file); plain text, no colour or symbols"},
-	"doctor.term.nocolor": {"终端：设置了 NO_COLOR，没有颜色和符号（要颜色：unset NO_COLOR）", "terminal: NO_COLOR is set; no colour or symbols (for colour: unset NO_COLOR)"},
-	"doctor.term.dumb":    {"终端：TERM=dumb，没有颜色和符号，course read 输出纯 Markdown（要颜色：export TERM=xterm-256color）", "terminal: TERM=dumb; no colour or symbols, course read prints plain Markdown (for colour: export TERM=xterm-256color)"},
-	"doctor.lang.from":    {"语言：中文，来自 %s（英文：course --lang en doctor，或 export %s=en_US.UTF-8）", "language: English, from %s (Chinese: course --lang zh doctor, or export %s=zh_CN.UTF-8)"},
+	"doctor.term.tty":     {ZH: "终端：输出是终端，显示颜色和符号", EN: "terminal: the output is a terminal; colour and symbols are on"},
+	"doctor.term.notty":   {ZH: "终端：输出不是终端（管道或文件），纯文本，没有颜色和符号", EN: "terminal: the output is not a terminal (a pipe or a file); plain text, no colour or symbols"},
+	"doctor.term.nocolor": {ZH: "终端：设置了 NO_COLOR，没有颜色和符号（要颜色：unset NO_COLOR）", EN: "terminal: NO_COLOR is set; no colour or symbols (for colour: unset NO_COLOR)"},
+	"doctor.term.dumb":    {ZH: "终端：TERM=dumb，没有颜色和符号，course read 输出纯 Markdown（要颜色：export TERM=xterm-256color）", EN: "terminal: TERM=dumb; no colour or symbols, course read prints plain Markdown (for colour: export TERM=xterm-256color)"},
+	"doctor.lang.from":    {ZH: "语言：中文，来自 %s（英文：course --lang en doctor，或 export %s=en_US.UTF-8）", EN: "language: English, from %s (Chinese: course --lang zh doctor, or export %s=zh_CN.UTF-8)"},
 	"doctor.lang.default": {
-		"语言：中文（默认：没有 --lang，LC_ALL、LC_MESSAGES、LANG 都没有设置；英文：course --lang en doctor，或 export LANG=en_US.UTF-8）",
-		"language: Chinese (the default: no --lang, and LC_ALL, LC_MESSAGES and LANG are unset; English: course --lang en doctor, or export LANG=en_US.UTF-8)",
+		ZH: "语言：中文（默认：没有 --lang，LC_ALL、LC_MESSAGES、LANG 都没有设置；英文：course --lang en doctor，或 export LANG=en_US.UTF-8）",
+		EN: "language: Chinese (the default: no --lang, and LC_ALL, LC_MESSAGES and LANG are unset; English: course --lang en doctor, or export LANG=en_US.UTF-8)",
 	},
 
-	"doctor.ok":     {"doctor：必需的检查全部通过。", "doctor: every required check passed."},
-	"doctor.failed": {"doctor：%d 个必需的检查没有通过。按上面的说明修好，再运行 course doctor。", "doctor: %d required check(s) failed. Fix them as shown above, then run course doctor again."},
-}
-
-func init() {
-	for id := range doctorMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, doctorMessages)
+	"doctor.ok":     {ZH: "doctor：必需的检查全部通过。", EN: "doctor: every required check passed."},
+	"doctor.failed": {ZH: "doctor：%d 个必需的检查没有通过。按上面的说明修好，再运行 course doctor。", EN: "doctor: %d required check(s) failed. Fix them as shown above, then run course doctor again."},
 }
 
 // localeVars are the environment variables detectLang reads, in its order.
@@ -165,14 +154,6 @@ func (a *app) doctorCommand() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-// lookPath finds an executable with the Env's lookup, or on PATH when the Env has none.
-func (a *app) lookPath(name string) (string, error) {
-	if a.look != nil {
-		return a.look(name)
-	}
-	return exec.LookPath(name)
 }
 
 // checkGo finds the go command and checks its version. It returns the go command's path when it

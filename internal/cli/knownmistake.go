@@ -2,28 +2,19 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 
 	"github.com/learn-tinypi/course/internal/diagnose"
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/signature"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
 // knownMistakeMessages are the texts `course test` uses to name a known mistake.
-var knownMistakeMessages = map[string]message{
-	"mistake.diagnose": {"这看起来像一个已知错误：%s（错误写法 %s；course diagnose %s %s 可以演示它）", "This looks like a known mistake: %s (mistake %s; `course diagnose %s %s` shows it)"},
-	"mistake.plain":    {"这看起来像一个已知错误：%s（错误写法 %s）", "This looks like a known mistake: %s (mistake %s)"},
-}
-
-func init() {
-	for id := range knownMistakeMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, knownMistakeMessages)
+var knownMistakeMessages = i18n.Catalog{
+	"mistake.diagnose": {ZH: "这看起来像一个已知错误：%s（错误写法 %s；course diagnose %s %s 可以演示它）", EN: "This looks like a known mistake: %s (mistake %s; `course diagnose %s %s` shows it)"},
+	"mistake.plain":    {ZH: "这看起来像一个已知错误：%s（错误写法 %s）", EN: "This looks like a known mistake: %s (mistake %s)"},
 }
 
 // printKnownMistakes names, for every lab of labs whose tests failed, the known mistakes (the

@@ -4,8 +4,6 @@ import (
 	"strconv"
 
 	"github.com/spf13/cobra"
-
-	"github.com/learn-tinypi/course/internal/manifest"
 )
 
 // listCommand is `course list`.
@@ -34,13 +32,4 @@ func (a *app) listCommand() *cobra.Command {
 			return writeTable(a.stdout, rows)
 		},
 	}
-}
-
-// focusedTests is the number of focused tests the chapter's labs state.
-func focusedTests(ch *manifest.Chapter) int {
-	n := 0
-	for _, l := range ch.Labs {
-		n += l.Tests
-	}
-	return n
 }

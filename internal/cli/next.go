@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,44 +12,36 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/cards"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/progress"
 )
 
 // nextMessages are the texts of `course next`.
-var nextMessages = map[string]message{
-	"next.short": {"显示下一个未完成 Lab 的卡片", "show the card of the next unfinished lab"},
+var nextMessages = i18n.Catalog{
+	"next.short": {ZH: "显示下一个未完成 Lab 的卡片", EN: "show the card of the next unfinished lab"},
 	"next.long": {
-		"在练习目录 DIR（默认为当前目录）显示下一个未完成 Lab 的卡片（按 --lang 或 locale 选择语言，没有英文卡片时用中文）。\n\n" +
+		ZH: "在练习目录 DIR（默认为当前目录）显示下一个未完成 Lab 的卡片（按 --lang 或 locale 选择语言，没有英文卡片时用中文）。\n\n" +
 			"下一个 Lab 来自 .course/progress.json（course test、course status、course watch 写入）。\n" +
 			"没有这个文件，或者上次运行之后改过文件时，先运行一次本章的聚焦测试。\n" +
 			"--edit 用 $VISUAL 或 $EDITOR 打开卡片。全部完成时告诉你下一步做什么。",
-		"Show the card of the next unfinished lab of the practice directory DIR (the current directory by default), in the\n" +
+		EN: "Show the card of the next unfinished lab of the practice directory DIR (the current directory by default), in the\n" +
 			"language of --lang or the locale (Chinese when the English card is missing).\n\n" +
 			"The next lab comes from .course/progress.json (written by course test, course status and course watch). When\n" +
 			"there is no such file, or a file changed after the last run, the chapter's focused tests run first.\n" +
 			"--edit opens the card in $VISUAL or $EDITOR. When every lab is done it says what to do next.",
 	},
-	"next.example":   {"  course next\n  course next --edit\n  EDITOR=nano course next --edit", "  course next\n  course next --edit\n  EDITOR=nano course next --edit"},
-	"next.flag.edit": {"用 $VISUAL 或 $EDITOR 打开卡片", "open the card in $VISUAL or $EDITOR"},
-	"next.rerun":     {"没有最近的测试结果：先运行一次测试。", "no recent test results: running the tests first."},
-	"next.header":    {"第 %s 章 · 下一个 Lab：%s（%s）", "chapter %s · next lab: %s (%s)"},
-	"next.alldone":   {"第 %s 章的 Lab 全部完成。运行 course status 看下一步。", "every lab of chapter %s is done. Run course status to see what comes next."},
+	"next.example":   {ZH: "  course next\n  course next --edit\n  EDITOR=nano course next --edit", EN: "  course next\n  course next --edit\n  EDITOR=nano course next --edit"},
+	"next.flag.edit": {ZH: "用 $VISUAL 或 $EDITOR 打开卡片", EN: "open the card in $VISUAL or $EDITOR"},
+	"next.rerun":     {ZH: "没有最近的测试结果：先运行一次测试。", EN: "no recent test results: running the tests first."},
+	"next.header":    {ZH: "第 %s 章 · 下一个 Lab：%s（%s）", EN: "chapter %s · next lab: %s (%s)"},
+	"next.alldone":   {ZH: "第 %s 章的 Lab 全部完成。运行 course status 看下一步。", EN: "every lab of chapter %s is done. Run course status to see what comes next."},
 	"next.noeditor": {
-		"没有设置编辑器：$VISUAL 和 $EDITOR 都是空的。设置其中一个，例如：\n  export EDITOR=nano\n或者直接打开卡片：%s",
-		"no editor set: $VISUAL and $EDITOR are both empty. Set one of them, for example:\n  export EDITOR=nano\nor open the card yourself: %s",
+		ZH: "没有设置编辑器：$VISUAL 和 $EDITOR 都是空的。设置其中一个，例如：\n  export EDITOR=nano\n或者直接打开卡片：%s",
+		EN: "no editor set: $VISUAL and $EDITOR are both empty. Set one of them, for example:\n  export EDITOR=nano\nor open the card yourself: %s",
 	},
-	"next.nocard": {"练习目录里没有 %s，无法用编辑器打开；运行 course next 查看课程里的卡片。", "the practice directory has no %s to open in an editor; run course next to see the course's card."},
-	"next.editor": {"编辑器 %s 失败：%v", "the editor %s failed: %v"},
-}
-
-func init() {
-	for id := range nextMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, nextMessages)
+	"next.nocard": {ZH: "练习目录里没有 %s，无法用编辑器打开；运行 course next 查看课程里的卡片。", EN: "the practice directory has no %s to open in an editor; run course next to see the course's card."},
+	"next.editor": {ZH: "编辑器 %s 失败：%v", EN: "the editor %s failed: %v"},
 }
 
 // nextCommand is `course next [--edit] [DIR]`.

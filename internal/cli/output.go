@@ -2,9 +2,12 @@ package cli
 
 import (
 	"io"
+	"os"
+	"strconv"
 	"strings"
 
 	"github.com/learn-tinypi/course/internal/columns"
+	"golang.org/x/term"
 )
 
 // writeTable writes rows as columns separated by two spaces, padded by display width. The last
@@ -47,4 +50,38 @@ func (s style) bold(text string) string {
 // splitTabs splits a tab-separated catalog message into table cells.
 func splitTabs(s string) []string {
 	return strings.Split(s, "\t")
+}
+
+// writeTableNotes writes rows like writeTable, each followed by its note (complete lines) when
+// notes has one for the row's index.
+func writeTableNotes(w io.Writer, rows [][]string, notes map[int]string) error {
+	var table strings.Builder
+	if err := writeTable(&table, rows); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i, line := range strings.SplitAfter(table.String(), "\n") {
+		b.WriteString(line)
+		b.WriteString(notes[i])
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// outputWidth is the --width value, else the terminal's width, else $COLUMNS, else 120.
+func (a *app) outputWidth(flag int) int {
+	if flag > 0 {
+		return flag
+	}
+	if f, ok := a.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
+			return w
+		}
+	}
+	if a.getenv != nil {
+		if w, err := strconv.Atoi(a.getenv("COLUMNS")); err == nil && w > 0 {
+			return w
+		}
+	}
+	return 120
 }

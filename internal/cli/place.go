@@ -5,61 +5,52 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"syscall"
 
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
 // placeMessages are the texts about writing a tree into a learner's directory (course practice,
 // course checkpoint --checkout).
-var placeMessages = map[string]message{
+var placeMessages = i18n.Catalog{
 	"err.dir.empty": {
-		"目录名是空的（%s）。空名字不代表当前目录：为了不覆盖你的文件，什么也没写。给出一个新目录，例如：\n  %s",
-		"the directory name is empty (%s). An empty name does not mean the current directory: nothing was written so that none of your files is overwritten. Name a new directory, for example:\n  %s",
+		ZH: "目录名是空的（%s）。空名字不代表当前目录：为了不覆盖你的文件，什么也没写。给出一个新目录，例如：\n  %s",
+		EN: "the directory name is empty (%s). An empty name does not mean the current directory: nothing was written so that none of your files is overwritten. Name a new directory, for example:\n  %s",
 	},
 	"err.dir.badpath": {
-		"无法使用目录 %s：%s。什么也没写。换一个目录，例如：\n  %s",
-		"cannot use the directory %s: %s. Nothing was written. Use another directory, for example:\n  %s",
+		ZH: "无法使用目录 %s：%s。什么也没写。换一个目录，例如：\n  %s",
+		EN: "cannot use the directory %s: %s. Nothing was written. Use another directory, for example:\n  %s",
 	},
 	"place.practice": {
-		"创建练习目录 %s 失败：%s。已有的文件都没有改动。",
-		"creating the practice directory %s failed: %s. None of the files that were there was changed.",
+		ZH: "创建练习目录 %s 失败：%s。已有的文件都没有改动。",
+		EN: "creating the practice directory %s failed: %s. None of the files that were there was changed.",
 	},
 	"place.checkout": {
-		"把代码树写到 %s 失败：%s。已有的文件都没有改动。",
-		"writing the tree into %s failed: %s. None of the files that were there was changed.",
+		ZH: "把代码树写到 %s 失败：%s。已有的文件都没有改动。",
+		EN: "writing the tree into %s failed: %s. None of the files that were there was changed.",
 	},
-	"place.op.check":     {"无法使用 %s（%s）", "cannot use %s (%s)"},
-	"place.op.create":    {"无法创建目录 %s（%s）", "cannot create the directory %s (%s)"},
-	"place.op.write":     {"无法写入文件 %s（%s）", "cannot write the file %s (%s)"},
-	"place.op.prepare":   {"无法在 %s 中完成准备（%s）", "cannot finish preparing %s (%s)"},
-	"place.op.move":      {"无法把 %s 放到位（%s）", "cannot move %s into place (%s)"},
-	"place.cancelled":    {"被中断", "interrupted"},
-	"err.interrupted":    {"已中断：正在运行的 go 命令已停止，临时文件已删除。", "interrupted: the running go commands were stopped and their temporary files removed."},
-	"errno.EACCES":       {"没有权限", "permission denied"},
-	"errno.EPERM":        {"不允许这个操作", "operation not permitted"},
-	"errno.ENOSPC":       {"磁盘空间不足", "no space left on the device"},
-	"errno.EROFS":        {"文件系统是只读的", "read-only file system"},
-	"errno.EEXIST":       {"那里已经有同名的文件或目录", "a file or directory of that name is already there"},
-	"errno.ENOTDIR":      {"路径中有一段是文件，不是目录", "a part of the path is a file, not a directory"},
-	"errno.ENOENT":       {"路径不存在", "no such file or directory"},
-	"errno.ENAMETOOLONG": {"名字太长", "the name is too long"},
-	"errno.EDQUOT":       {"超出磁盘配额", "disk quota exceeded"},
-	"errno.ENOTEMPTY":    {"目录不是空的", "the directory is not empty"},
-	"errno.notempty":     {"目录不是空的", "the directory is not empty"},
-	"errno.notdir":       {"它是一个文件，不是目录", "it is a file, not a directory"},
-}
-
-func init() {
-	for id := range placeMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, placeMessages)
+	"place.op.check":     {ZH: "无法使用 %s（%s）", EN: "cannot use %s (%s)"},
+	"place.op.create":    {ZH: "无法创建目录 %s（%s）", EN: "cannot create the directory %s (%s)"},
+	"place.op.write":     {ZH: "无法写入文件 %s（%s）", EN: "cannot write the file %s (%s)"},
+	"place.op.prepare":   {ZH: "无法在 %s 中完成准备（%s）", EN: "cannot finish preparing %s (%s)"},
+	"place.op.move":      {ZH: "无法把 %s 放到位（%s）", EN: "cannot move %s into place (%s)"},
+	"place.cancelled":    {ZH: "被中断", EN: "interrupted"},
+	"err.interrupted":    {ZH: "已中断：正在运行的 go 命令已停止，临时文件已删除。", EN: "interrupted: the running go commands were stopped and their temporary files removed."},
+	"errno.EACCES":       {ZH: "没有权限", EN: "permission denied"},
+	"errno.EPERM":        {ZH: "不允许这个操作", EN: "operation not permitted"},
+	"errno.ENOSPC":       {ZH: "磁盘空间不足", EN: "no space left on the device"},
+	"errno.EROFS":        {ZH: "文件系统是只读的", EN: "read-only file system"},
+	"errno.EEXIST":       {ZH: "那里已经有同名的文件或目录", EN: "a file or directory of that name is already there"},
+	"errno.ENOTDIR":      {ZH: "路径中有一段是文件，不是目录", EN: "a part of the path is a file, not a directory"},
+	"errno.ENOENT":       {ZH: "路径不存在", EN: "no such file or directory"},
+	"errno.ENAMETOOLONG": {ZH: "名字太长", EN: "the name is too long"},
+	"errno.EDQUOT":       {ZH: "超出磁盘配额", EN: "disk quota exceeded"},
+	"errno.ENOTEMPTY":    {ZH: "目录不是空的", EN: "the directory is not empty"},
+	"errno.notempty":     {ZH: "目录不是空的", EN: "the directory is not empty"},
+	"errno.notdir":       {ZH: "它是一个文件，不是目录", EN: "it is a file, not a directory"},
 }
 
 // errnoIDs names the system errors the learner gets in their own language.

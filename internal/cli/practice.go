@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/learn-tinypi/course/internal/history"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 )
@@ -26,13 +25,9 @@ func (a *app) practiceCommand() *cobra.Command {
 			if err := a.requireEmptyDir(dir, retry); err != nil {
 				return err
 			}
-			b, ch, err := a.chapter(args[0])
+			b, h, ch, err := a.chapterHistory(args[0])
 			if err != nil {
 				return err
-			}
-			h, err := history.Build(b)
-			if err != nil {
-				return fmt.Errorf("building the course history: %w", err)
 			}
 			if err := practice.Create(c.Context(), dir, b, h, ch); err != nil {
 				return a.placeError("place.practice", dir, err, retry)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/learn-tinypi/course/internal/atomicfile"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
@@ -24,10 +25,10 @@ import (
 const backupDir = ".course/backup"
 
 // resetMessages are the texts of `course reset`.
-var resetMessages = map[string]message{
-	"reset.short": {"把一个 Lab 的代码恢复成起始的桩，其余代码不动", "put back the starter code of one lab, keeping everything else"},
+var resetMessages = i18n.Catalog{
+	"reset.short": {ZH: "把一个 Lab 的代码恢复成起始的桩，其余代码不动", EN: "put back the starter code of one lab, keeping everything else"},
 	"reset.long": {
-		"course reset --lab ID 在练习目录中，把该 Lab 的每个区域（//lab:begin ID 与 //lab:end 之间的行）\n" +
+		ZH: "course reset --lab ID 在练习目录中，把该 Lab 的每个区域（//lab:begin ID 与 //lab:end 之间的行）\n" +
 			"换回练习开始时的桩（TODO 行和 panic），区域外的代码、其他 Lab 的代码一字不改；\n" +
 			"唯一的例外是只有被换掉的代码用到的 import 行，它们会被一起去掉，文件才能编译。\n\n" +
 			"如果区域里已经有你写的、还没提交到 git 的代码，course reset 会拒绝并列出会丢失的区域，什么也不改（退出码 1）；\n" +
@@ -35,7 +36,7 @@ var resetMessages = map[string]message{
 			"加 --force 才会替换：先把要改的文件原样复制到 .course/backup/<时间>-lab-<ID>/ 下，再逐个文件原子写入。\n" +
 			"course reset --tests 把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）。\n" +
 			"标记被删除或损坏时，reset 说明是哪个文件、哪一行，什么也不改；把标记恢复后再试。",
-		"course reset --lab ID, in a practice directory, puts the starter's stub (the TODO line and the panic) back into\n" +
+		EN: "course reset --lab ID, in a practice directory, puts the starter's stub (the TODO line and the panic) back into\n" +
 			"every region of the lab (the lines between //lab:begin ID and //lab:end). Code outside the regions and the\n" +
 			"code of other labs stays byte for byte; the one exception are import lines only the replaced code used, which go\n" +
 			"too, so that the file compiles.\n\n" +
@@ -47,119 +48,39 @@ var resetMessages = map[string]message{
 			"When markers were removed or damaged, reset says which file and line and changes nothing; restore them and retry.",
 	},
 	"reset.example": {
-		"  course reset --lab 7.3\n  course reset --lab 7.3 --force\n  course reset --lab 非执行终态 ../tinypi-07",
-		"  course reset --lab 7.3\n  course reset --lab 7.3 --force\n  course reset --lab 非执行终态 ../tinypi-07",
+		ZH: "  course reset --lab 7.3\n  course reset --lab 7.3 --force\n  course reset --lab 非执行终态 ../tinypi-07",
+		EN: "  course reset --lab 7.3\n  course reset --lab 7.3 --force\n  course reset --lab 非执行终态 ../tinypi-07",
 	},
-	"reset.flag.lab":   {"要恢复的 Lab：编号（7.3）或关键词", "the lab to reset: its id (7.3) or keyword"},
-	"reset.flag.force": {"即使会丢失你写的代码也替换（先备份到 .course/backup/）", "replace even code you wrote (it is backed up under .course/backup/ first)"},
-	"err.lab.required": {"需要用 --lab 指定一个 Lab，例如：%s --lab %s", "name a lab with --lab, for example: %s --lab %s"},
-	"err.lab.observe":  {"第 %s 章是观察章节：它的 Lab 是阅读任务，没有要写的代码。", "chapter %s is an observe chapter: its labs are reading tasks with no code to write."},
-	"err.lab.file":     {"读取 %s 失败：%v", "reading %s failed: %v"},
+	"reset.flag.lab":   {ZH: "要恢复的 Lab：编号（7.3）或关键词", EN: "the lab to reset: its id (7.3) or keyword"},
+	"reset.flag.force": {ZH: "即使会丢失你写的代码也替换（先备份到 .course/backup/）", EN: "replace even code you wrote (it is backed up under .course/backup/ first)"},
+	"err.lab.required": {ZH: "需要用 --lab 指定一个 Lab，例如：%s --lab %s", EN: "name a lab with --lab, for example: %s --lab %s"},
+	"err.lab.observe":  {ZH: "第 %s 章是观察章节：它的 Lab 是阅读任务，没有要写的代码。", EN: "chapter %s is an observe chapter: its labs are reading tasks with no code to write."},
+	"err.lab.file":     {ZH: "读取 %s 失败：%v", EN: "reading %s failed: %v"},
 	"err.markers.gone": {
-		"%[1]s 里 Lab %[2]s 的标记 //lab:begin %[2]s … //lab:end 不见了，课程工具找不到这个 Lab 的代码。\n把标记放回原处（git diff %[1]s 能看到它们原来的位置）再试。什么也没有改。",
-		"the markers //lab:begin %[2]s … //lab:end of lab %[2]s are gone from %[1]s, so the kit cannot find the lab's code.\nPut them back (git diff %[1]s shows where they were) and retry. Nothing was changed.",
+		ZH: "%[1]s 里 Lab %[2]s 的标记 //lab:begin %[2]s … //lab:end 不见了，课程工具找不到这个 Lab 的代码。\n把标记放回原处（git diff %[1]s 能看到它们原来的位置）再试。什么也没有改。",
+		EN: "the markers //lab:begin %[2]s … //lab:end of lab %[2]s are gone from %[1]s, so the kit cannot find the lab's code.\nPut them back (git diff %[1]s shows where they were) and retry. Nothing was changed.",
 	},
 	"err.markers.damaged": {
-		"%[1]s 里 Lab %[2]s 的标记 //lab:begin … //lab:end 损坏了（%[3]s）。\n把标记修好（git diff %[1]s 能看到它们原来的样子）再试。什么也没有改。",
-		"the markers //lab:begin … //lab:end of lab %[2]s in %[1]s are damaged (%[3]s).\nRepair them (git diff %[1]s shows how they were) and retry. Nothing was changed.",
+		ZH: "%[1]s 里 Lab %[2]s 的标记 //lab:begin … //lab:end 损坏了（%[3]s）。\n把标记修好（git diff %[1]s 能看到它们原来的样子）再试。什么也没有改。",
+		EN: "the markers //lab:begin … //lab:end of lab %[2]s in %[1]s are damaged (%[3]s).\nRepair them (git diff %[1]s shows how they were) and retry. Nothing was changed.",
 	},
-	"reset.nothing": {"Lab %s 已经是起始的桩，没有需要恢复的。", "lab %s is already the starter's stub; nothing to reset."},
+	"reset.nothing": {ZH: "Lab %s 已经是起始的桩，没有需要恢复的。", EN: "lab %s is already the starter's stub; nothing to reset."},
 	"reset.refused": {
-		"Lab %s 的以下区域里有你写的代码，恢复会丢失它们：\n%s\n什么也没有改。确实要恢复，请运行（会先备份到 %s/）：\n  %s",
-		"these regions of lab %s hold code you wrote, which a reset would lose:\n%s\nNothing was changed. To reset anyway (backed up under %s/ first), run:\n  %s",
+		ZH: "Lab %s 的以下区域里有你写的代码，恢复会丢失它们：\n%s\n什么也没有改。确实要恢复，请运行（会先备份到 %s/）：\n  %s",
+		EN: "these regions of lab %s hold code you wrote, which a reset would lose:\n%s\nNothing was changed. To reset anyway (backed up under %s/ first), run:\n  %s",
 	},
-	"reset.region":     {"  %s:%d  （%d 行）", "  %s:%d  (%d lines)"},
-	"reset.imports":    {"%s：去掉了只有你的代码用到的 import：%s", "%s: removed the imports only your code used: %s"},
-	"reset.backup":     {"已备份到 %s", "backed up to %s"},
-	"reset.done":       {"已恢复 Lab %s 的起始代码：%s", "reset lab %s to its starter code: %s"},
-	"reset.nexttst":    {"运行这个 Lab 的测试：\n  course test --lab %s", "run the lab's tests:\n  course test --lab %s"},
-	"reset.flag.tests": {"把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）", "put the focused test files back as the practice started with them (backed up first)"},
-	"reset.tests.none": {"聚焦测试文件和练习开始时一样，没有需要恢复的。", "the focused test files are as the practice started with them; nothing to restore."},
-	"reset.tests.done": {"已恢复聚焦测试文件：%s", "restored the focused test files: %s"},
+	"reset.region":     {ZH: "  %s:%d  （%d 行）", EN: "  %s:%d  (%d lines)"},
+	"reset.imports":    {ZH: "%s：去掉了只有你的代码用到的 import：%s", EN: "%s: removed the imports only your code used: %s"},
+	"reset.backup":     {ZH: "已备份到 %s", EN: "backed up to %s"},
+	"reset.done":       {ZH: "已恢复 Lab %s 的起始代码：%s", EN: "reset lab %s to its starter code: %s"},
+	"reset.nexttst":    {ZH: "运行这个 Lab 的测试：\n  course test --lab %s", EN: "run the lab's tests:\n  course test --lab %s"},
+	"reset.flag.tests": {ZH: "把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）", EN: "put the focused test files back as the practice started with them (backed up first)"},
+	"reset.tests.none": {ZH: "聚焦测试文件和练习开始时一样，没有需要恢复的。", EN: "the focused test files are as the practice started with them; nothing to restore."},
+	"reset.tests.done": {ZH: "已恢复聚焦测试文件：%s", EN: "restored the focused test files: %s"},
 	"reset.committed": {
-		"Lab %s 区域里的代码已经提交在 git 里（%s），恢复不会丢失它：git show HEAD:%s 能看到它。",
-		"the code in lab %s's regions is committed in git (%s), so a reset loses nothing: git show HEAD:%s shows it.",
+		ZH: "Lab %s 区域里的代码已经提交在 git 里（%s），恢复不会丢失它：git show HEAD:%s 能看到它。",
+		EN: "the code in lab %s's regions is committed in git (%s), so a reset loses nothing: git show HEAD:%s shows it.",
 	},
-}
-
-func init() {
-	for id := range resetMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, resetMessages)
-}
-
-// practiceLab finds the practice directory enclosing dir and the lab labFlag names in its
-// chapter, a rebuild chapter. cmd is the command line shown when --lab is missing.
-func (a *app) practiceLab(dir, labFlag, cmd string) (root string, b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab, err error) {
-	root, b, ch, err = a.practiceChapter(dir)
-	if err != nil {
-		return "", nil, nil, nil, err
-	}
-	if !ch.Rebuild() {
-		return "", nil, nil, nil, a.usagef("err.lab.observe", ch.Number)
-	}
-	if labFlag == "" {
-		example := "7.1"
-		if len(ch.Labs) > 0 {
-			example = ch.Labs[0].ID
-		}
-		return "", nil, nil, nil, a.usagef("err.lab.required", cmd, example)
-	}
-	lab, err = ch.Lab(labFlag)
-	if err != nil {
-		return "", nil, nil, nil, a.unknownLab(ch, labFlag)
-	}
-	return root, b, ch, lab, nil
-}
-
-// labFile is one file of a lab in a practice directory: its content and the lab's bodies in it.
-type labFile struct {
-	path   string // slash-separated, relative to the practice directory
-	name   string // on disk
-	src    []byte
-	mode   fs.FileMode
-	bodies []string // the learner's bodies of the lab's regions, in order
-}
-
-// readLabFiles reads the practice files holding lab's regions and the lab's bodies in each. A
-// file whose markers are missing or damaged gives a *labsrc.MarkerError naming the file.
-func readLabFiles(root string, b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab) ([]labFile, error) {
-	paths, err := b.LabFiles(ch, lab)
-	if err != nil {
-		return nil, err
-	}
-	files := make([]labFile, 0, len(paths))
-	for _, p := range paths {
-		name := filepath.Join(root, filepath.FromSlash(p))
-		info, err := os.Stat(name)
-		if err != nil {
-			return nil, err
-		}
-		src, err := os.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		bodies, err := labsrc.Bodies(src, lab.ID)
-		if err != nil {
-			return nil, withFile(err, p)
-		}
-		files = append(files, labFile{path: p, name: name, src: src, mode: info.Mode().Perm(), bodies: bodies})
-	}
-	return files, nil
-}
-
-// withFile sets the file name of a *labsrc.MarkerError.
-func withFile(err error, file string) error {
-	var me *labsrc.MarkerError
-	if errors.As(err, &me) {
-		named := *me
-		named.File = file
-		return &named
-	}
-	return err
 }
 
 // resetCommand is `course reset --lab ID [--force] [DIR]`.
@@ -274,7 +195,7 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 	}
 	var paths []string
 	for _, rf := range changes {
-		if err := replaceFileAtomically(rf.name, rf.next, rf.mode); err != nil {
+		if err := atomicfile.Write(rf.name, rf.next, rf.mode); err != nil {
 			return err
 		}
 		paths = append(paths, rf.path)
@@ -286,32 +207,6 @@ func (a *app) reset(root string, b *tree.Builder, ch *manifest.Chapter, lab *man
 	fmt.Fprintln(a.stdout, st.ok(a.p.text("reset.done", lab.ID, strings.Join(paths, ", "))))
 	fmt.Fprintln(a.stdout, a.p.text("reset.nexttst", shellQuote(lab.ID)))
 	return nil
-}
-
-// labFileError turns a marker problem into the failure the learner reads; other errors pass.
-func (a *app) labFileError(err error) error {
-	var me *labsrc.MarkerError
-	if errors.As(err, &me) {
-		// Built from the error's fields rather than its English text: every message the learner
-		// reads exists in both languages.
-		if me.Detail == "" {
-			return errors.New(a.p.text("err.markers.gone", me.File, me.Lab))
-		}
-		return errors.New(a.p.text("err.markers.damaged", me.File, me.Lab, me.Detail))
-	}
-	if errors.Is(err, fs.ErrNotExist) {
-		return errors.New(a.p.text("err.lab.file", pathOf(err), err))
-	}
-	return err
-}
-
-// pathOf returns the path of a *fs.PathError, or "" when err is not one.
-func pathOf(err error) string {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Path
-	}
-	return ""
 }
 
 // beginLines returns the 1-based line numbers of the //lab:begin <lab> lines of src, in order.
@@ -348,7 +243,7 @@ func backupFiles(root, what string, changes []resetFile, now time.Time) (string,
 		name = fmt.Sprintf("%s-%d", stamp, n) // a second reset within the same second
 	}
 	for _, rf := range changes {
-		if err := replaceFileAtomically(filepath.Join(dir, filepath.FromSlash(rf.path)), rf.src, rf.mode); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, filepath.FromSlash(rf.path)), rf.src, rf.mode); err != nil {
 			return "", fmt.Errorf("backing up %s: %w", rf.path, err)
 		}
 	}
@@ -405,7 +300,7 @@ func (a *app) resetTests(root string, b *tree.Builder, ch *manifest.Chapter, now
 		fmt.Fprintln(a.stdout, a.p.text("reset.backup", backup))
 	}
 	for _, rf := range changes {
-		if err := replaceFileAtomically(rf.name, rf.next, rf.mode); err != nil {
+		if err := atomicfile.Write(rf.name, rf.next, rf.mode); err != nil {
 			return err
 		}
 	}

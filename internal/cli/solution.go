@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/linediff"
 	"github.com/learn-tinypi/course/internal/manifest"
@@ -15,46 +15,37 @@ import (
 )
 
 // solutionMessages are the texts of `course solution`.
-var solutionMessages = map[string]message{
-	"solution.short": {"Lab 通过后，把参考实现与你的代码做对比", "once a lab passes, compare the reference with your code"},
+var solutionMessages = i18n.Catalog{
+	"solution.short": {ZH: "Lab 通过后，把参考实现与你的代码做对比", EN: "once a lab passes, compare the reference with your code"},
 	"solution.long": {
-		"course solution --lab ID 先运行这个 Lab 的聚焦测试；全部通过后，逐个区域（//lab:begin ID 与 //lab:end\n" +
+		ZH: "course solution --lab ID 先运行这个 Lab 的聚焦测试；全部通过后，逐个区域（//lab:begin ID 与 //lab:end\n" +
 			"之间）显示参考实现相对你的代码的差异：以 - 开头的行只在你的代码里，以 + 开头的行只在参考实现里。\n" +
 			"它只读不写，你的文件不会被改动。\n\n" +
 			"Lab 还没通过时它拒绝显示（退出码 1），并给出运行测试的命令。--peek 跳过测试直接显示，\n" +
 			"但会先提醒：看了参考答案，这个 Lab 的练习就被剧透了。",
-		"course solution --lab ID first runs the lab's focused tests; when they all pass it shows, region by region (the\n" +
+		EN: "course solution --lab ID first runs the lab's focused tests; when they all pass it shows, region by region (the\n" +
 			"lines between //lab:begin ID and //lab:end), how the reference differs from your code: lines starting with -\n" +
 			"are only in your code, lines starting with + only in the reference. It only reads: your files are not changed.\n\n" +
 			"While the lab is not green it refuses (exit code 1) and shows the command that runs the tests. --peek skips the\n" +
 			"tests and shows the reference anyway, after warning that it spoils the lab.",
 	},
 	"solution.example": {
-		"  course solution --lab 7.1\n  course solution --lab 非执行终态 --peek",
-		"  course solution --lab 7.1\n  course solution --lab 非执行终态 --peek",
+		ZH: "  course solution --lab 7.1\n  course solution --lab 非执行终态 --peek",
+		EN: "  course solution --lab 7.1\n  course solution --lab 非执行终态 --peek",
 	},
-	"solution.flag.lab":  {"要对比的 Lab：编号（7.3）或关键词", "the lab to compare: its id (7.3) or keyword"},
-	"solution.flag.peek": {"不等测试通过就看参考实现（会剧透这个 Lab）", "show the reference before the lab passes (spoils the lab)"},
-	"solution.running":   {"先确认 Lab %s 已通过：go test -run %s .", "checking that lab %s passes first: go test -run %s ."},
+	"solution.flag.lab":  {ZH: "要对比的 Lab：编号（7.3）或关键词", EN: "the lab to compare: its id (7.3) or keyword"},
+	"solution.flag.peek": {ZH: "不等测试通过就看参考实现（会剧透这个 Lab）", EN: "show the reference before the lab passes (spoils the lab)"},
+	"solution.running":   {ZH: "先确认 Lab %s 已通过：go test -run %s .", EN: "checking that lab %s passes first: go test -run %s ."},
 	"solution.notgreen": {
-		"Lab %s 还没有通过（%d/%d 个测试通过），参考实现要等它通过后才显示。先让测试变绿：\n  course test --lab %s\n（一定要现在看，可以用 course solution --lab %s --peek，但这会剧透这个 Lab。）",
-		"lab %s is not green yet (%d/%d tests pass); the reference is shown once it passes. Make the tests pass first:\n  course test --lab %s\n(To look now anyway, course solution --lab %s --peek shows it, but that spoils the lab.)",
+		ZH: "Lab %s 还没有通过（%d/%d 个测试通过），参考实现要等它通过后才显示。先让测试变绿：\n  course test --lab %s\n（一定要现在看，可以用 course solution --lab %s --peek，但这会剧透这个 Lab。）",
+		EN: "lab %s is not green yet (%d/%d tests pass); the reference is shown once it passes. Make the tests pass first:\n  course test --lab %s\n(To look now anyway, course solution --lab %s --peek shows it, but that spoils the lab.)",
 	},
-	"solution.build":   {"代码没有通过编译，参考实现要等 Lab %s 通过后才显示。先修好编译错误：\n  course test --lab %s", "the code does not compile; the reference is shown once lab %s passes. Fix the build first:\n  course test --lab %s"},
-	"solution.spoiler": {"⚠ 剧透警告：下面是 Lab %s 的参考实现。看了它，这个 Lab 的练习就失去了大半意义。", "⚠ spoiler: below is the reference for lab %s. Looking at it takes most of the exercise out of the lab."},
-	"solution.green":   {"Lab %s 已通过。参考实现与你的代码的差异（- 你的代码，+ 参考实现）：", "lab %s passes. How the reference differs from your code (- yours, + reference):"},
-	"solution.region":  {"── %s:%d · Lab %s · 区域 %d/%d ──", "── %s:%d · lab %s · region %d/%d ──"},
-	"solution.same":    {"（与参考实现完全相同）", "(identical to the reference)"},
-	"solution.labels":  {"你的代码\t参考实现", "yours\treference"},
-}
-
-func init() {
-	for id := range solutionMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, solutionMessages)
+	"solution.build":   {ZH: "代码没有通过编译，参考实现要等 Lab %s 通过后才显示。先修好编译错误：\n  course test --lab %s", EN: "the code does not compile; the reference is shown once lab %s passes. Fix the build first:\n  course test --lab %s"},
+	"solution.spoiler": {ZH: "⚠ 剧透警告：下面是 Lab %s 的参考实现。看了它，这个 Lab 的练习就失去了大半意义。", EN: "⚠ spoiler: below is the reference for lab %s. Looking at it takes most of the exercise out of the lab."},
+	"solution.green":   {ZH: "Lab %s 已通过。参考实现与你的代码的差异（- 你的代码，+ 参考实现）：", EN: "lab %s passes. How the reference differs from your code (- yours, + reference):"},
+	"solution.region":  {ZH: "── %s:%d · Lab %s · 区域 %d/%d ──", EN: "── %s:%d · lab %s · region %d/%d ──"},
+	"solution.same":    {ZH: "（与参考实现完全相同）", EN: "(identical to the reference)"},
+	"solution.labels":  {ZH: "你的代码\t参考实现", EN: "yours\treference"},
 }
 
 // solutionCommand is `course solution --lab ID [--peek] [DIR]`.

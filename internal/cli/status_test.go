@@ -48,7 +48,7 @@ func TestPrintTestReportHints(t *testing.T) {
 		"\n" +
 		"     再看切片。\n" +
 		"7.2  闭合单工具往返   0/2   TestLab7_2_A: Lab 7.1 收集 尚未实现\n" +
-		"0 passed, 3 failed\n" +
+		"通过 0，失败 3\n" +
 		"下一步：读 labs/7.1.md，然后运行 go test -run '^TestLab7_1_' .\n",
 	}, {langEN, "" +
 		"lab  title       passed  first failure\n" +

@@ -1,51 +1,32 @@
 package cli
 
 import (
-	"fmt"
-	"maps"
-	"regexp"
-	"slices"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
-	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
 )
 
-// testMessages are the texts `course test` adds to the catalog: what it says when nothing ran,
-// when a test binary exited in a test, and when the focused tests were edited.
-var testMessages = map[string]message{
-	"test.build.more":    {"……（还有 %d 行：运行 go build ./... 查看全部）", "... (%d more lines: run go build ./... to see them all)"},
-	"test.build.nothing": {"没有运行任何测试：代码没有通过编译（见上面的错误）。修好它，再运行 course test。", "nothing ran: the code did not compile (see the errors above). Fix it, then run course test again."},
-	"test.build.env": {
-		"这看起来是 Go 环境的问题（模块下载、vendor、GOFLAGS、工具链），不是你的代码：运行 course doctor，它会逐项检查并给出修复命令。",
-		"this looks like a problem of the Go environment (module downloads, vendoring, GOFLAGS, the toolchain), not of your code: run course doctor, which checks each setting and gives the fix.",
+// testMessages are the texts of `course test`.
+var testMessages = i18n.Catalog{
+	"test.short": {ZH: "在练习目录中运行本章的聚焦测试", EN: "run the chapter's focused tests in a practice directory"},
+	"test.long": {
+		ZH: "在练习目录 DIR（默认为当前目录）运行本章的聚焦测试，并按 Lab 汇总：编号、标题、通过数/总数，\n" +
+			"以及第一个失败测试的第一条失败信息。最后一行是 \"通过 N，失败 M\"；构建失败时什么也没有运行，最后一行这样说。\n" +
+			"一个测试只有自己报告了通过才算通过：测试进程在测试中途退出（os.Exit、log.Fatal、goroutine 里的 panic）时，\n" +
+			"这个测试算失败，并显示进程最后的输出。聚焦测试文件和练习开始时不一样时，没有 Lab 算完成（course reset --tests 恢复）。\n" +
+			"--lab 只运行一个 Lab，接受编号（7.3）或关键词（非执行终态）。有失败、构建失败或测试文件被改动时退出码为 1。",
+		EN: "Run the chapter's focused tests in the practice directory DIR (the current directory by default) and sum them up per lab:\n" +
+			"id, title, passed/total, and the first failure message of the first failing test. The last line is \"N passed, M failed\";\n" +
+			"when the build failed nothing ran, and the last line says so. A test passes only when it reported its pass itself: when\n" +
+			"the test process exits in the middle of a test (os.Exit, log.Fatal, a panic in a goroutine) the test fails and its last\n" +
+			"output is shown. While the focused test files differ from the practice's start no lab counts as done (course reset --tests).\n" +
+			"--lab runs one lab only; it takes an id (7.3) or a keyword (非执行终态). Exit code 1 when anything failed, the build failed\n" +
+			"or the test files were changed.",
 	},
-	"test.exit": {
-		"测试进程在 %s 运行时退出了，测试没来得及报告结果（os.Exit、log.Fatal、另一个 goroutine 里的 panic？）。它最后的输出：",
-		"the test process exited while %s was running, before the test reported a result (os.Exit, log.Fatal, a panic in another goroutine?). Its last output:",
-	},
-	"test.exit.notest":   {"测试进程提前退出了，后面的测试没有运行。它最后的输出：", "the test process exited early; the tests after it did not run. Its last output:"},
-	"test.exit.nooutput": {"（没有输出）", "(no output)"},
-	"test.exited":        {"测试进程在本测试报告结果之前退出（见下）", "the test process exited before this test reported a result (see below)"},
-	"test.notrun.exit":   {"没有运行：测试进程在 %s 中退出了", "did not run: the test process exited in %s"},
-	"tests.changed": {
-		"注意：聚焦测试文件和练习开始时不一样了：%s\n改过的测试证明不了什么：在恢复之前，没有 Lab 会被记为完成，参考答案也不会解锁。\n恢复它们（只恢复测试文件，你的代码不动）：\n  %s",
-		"WARNING: the focused test files differ from the ones the practice started with: %s\nEdited tests prove nothing: until they are restored, no lab is marked done and no solution unlocks.\nRestore them (only the test files; your code stays as it is):\n  %s",
-	},
-}
-
-func init() {
-	for id := range testMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, testMessages)
+	"test.example":  {ZH: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07", EN: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07"},
+	"test.flag.lab": {ZH: "只运行一个 Lab：编号（7.3）或关键词", EN: "run one lab only: its id (7.3) or keyword"},
 }
 
 // testCommand is `course test [--lab ID] [DIR]`.
@@ -94,180 +75,4 @@ func (a *app) testCommand() *cobra.Command {
 	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("test.flag.lab"))
 	a.addTimeoutFlag(c)
 	return c
-}
-
-// labOutcome is what the focused tests of one lab did.
-type labOutcome struct {
-	lab           *manifest.Lab
-	passed, total int
-	firstFailure  string
-}
-
-// buildOutputLines is how many lines of a failed build `course test` shows.
-const buildOutputLines = 15
-
-// printTestReport prints the per-lab table, with the hint of each lab in hints under its row,
-// and the total line, and reports whether everything passed.
-func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report, hints []string) bool {
-	st := style{a.color}
-	if report.BuildFailed {
-		fmt.Fprintln(a.stdout, st.bad(a.p.text("test.build")))
-		fmt.Fprintln(a.stdout, firstLines(report.BuildOutput, buildOutputLines, a.p.text("test.build.more")))
-	}
-	outcomes := make([]labOutcome, len(labs))
-	_, exited := report.Exited()
-	for i, l := range labs {
-		outcomes[i] = a.labOutcome(l, report)
-		if exited && len(progress.LabTests(l, report)) == 0 {
-			// The test process ended before this lab's tests ran: its hint is not the point.
-			hints = slices.DeleteFunc(slices.Clone(hints), func(id string) bool { return id == l.ID })
-		}
-	}
-	rows := [][]string{splitTabs(a.p.text("test.header"))}
-	passed, failed := 0, 0
-	var next *manifest.Lab
-	for _, o := range outcomes {
-		passed += o.passed
-		failed += o.total - o.passed
-		count := strconv.Itoa(o.passed) + "/" + strconv.Itoa(o.total)
-		if o.passed == o.total {
-			count = st.ok(count)
-		} else {
-			count = st.bad(count)
-			if next == nil {
-				next = o.lab
-			}
-		}
-		rows = append(rows, []string{o.lab.ID, a.labTitle(o.lab), count, o.firstFailure})
-	}
-	_ = writeTableNotes(a.stdout, rows, a.labHints(labs, hints))
-	if exit, ok := report.Exited(); ok {
-		a.printExit(exit)
-	}
-	if report.BuildFailed {
-		// Nothing ran: "0 passed, 9 failed" would say the tests ran and failed.
-		fmt.Fprintln(a.stdout, st.bad(a.p.text("test.build.nothing")))
-		if environmental(report.BuildOutput) {
-			fmt.Fprintln(a.stdout, a.p.text("test.build.env"))
-		}
-	} else {
-		fmt.Fprintf(a.stdout, "%d passed, %d failed\n", passed, failed)
-	}
-	ok := failed == 0 && !report.BuildFailed && report.ExitCode == 0
-	switch {
-	case next != nil && !report.BuildFailed:
-		fmt.Fprintln(a.stdout, a.p.text("test.next", a.cardPath(next), a.labTestCommand(next)))
-	case ok:
-		fmt.Fprintln(a.stdout, st.ok(a.p.text("test.done")))
-	case report.BuildOutput != "" && !report.BuildFailed:
-		// go test failed outside any focused test (for example in TestMain): show why.
-		fmt.Fprintln(a.stdout, strings.TrimRight(report.BuildOutput, "\n"))
-	}
-	return ok
-}
-
-// printExit says that a test binary exited in the middle of a test, and shows its last output.
-func (a *app) printExit(exit gotest.Exit) {
-	if exit.Test == "" {
-		fmt.Fprintln(a.stdout, a.p.text("test.exit.notest"))
-	} else {
-		fmt.Fprintln(a.stdout, a.p.text("test.exit", exit.Test))
-	}
-	if len(exit.LastOutput) == 0 {
-		fmt.Fprintln(a.stdout, "    "+a.p.text("test.exit.nooutput"))
-		return
-	}
-	for _, line := range exit.LastOutput {
-		fmt.Fprintln(a.stdout, "    "+line)
-	}
-}
-
-// firstLines returns the first n lines of text, and more (with the number of lines left out)
-// after them when there are more.
-func firstLines(text string, n int, more string) string {
-	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
-	if len(lines) <= n {
-		return strings.Join(lines, "\n")
-	}
-	return strings.Join(lines[:n], "\n") + "\n" + fmt.Sprintf(more, len(lines)-n)
-}
-
-// environmentalBuild matches build output caused by the Go environment rather than by the code:
-// modules that cannot be downloaded or found, vendoring, the toolchain, GOFLAGS.
-var environmentalBuild = regexp.MustCompile(`module lookup disabled|GOPROXY|GOFLAGS|inconsistent vendoring|-mod=vendor|vendor/modules\.txt|cannot find module providing package|missing go\.sum entry|go: downloading|dial tcp|toolchain|GOTOOLCHAIN|go\.work|GOWORK|no required module provides package`)
-
-// environmental reports whether a failed build's output looks like a problem of the Go
-// environment, which `course doctor` checks, rather than of the learner's code.
-func environmental(buildOutput string) bool {
-	return environmentalBuild.MatchString(buildOutput)
-}
-
-// labOutcome counts the tests of lab l in the report, as progress counts them, and words the
-// first failure for the learner.
-func (a *app) labOutcome(l *manifest.Lab, report *gotest.Report) labOutcome {
-	tests := progress.LabTests(l, report)
-	o := labOutcome{lab: l}
-	o.passed, o.total = progress.Count(l, tests)
-	for _, t := range tests {
-		if !t.Passed {
-			o.firstFailure = t.Name + ": " + a.failureText(l, t)
-			break
-		}
-	}
-	if o.firstFailure == "" && o.passed < o.total {
-		exit, exited := report.Exited()
-		switch {
-		case report.BuildFailed:
-			o.firstFailure = a.p.text("test.build.short")
-		case exited && exit.Test != "":
-			o.firstFailure = a.p.text("test.notrun.exit", exit.Test)
-		default:
-			o.firstFailure = a.p.text("test.missing")
-		}
-	}
-	return o
-}
-
-// failureText is what the first-failure column shows for a failed test t of lab l: its first
-// message, with the lines of a diff that carry the difference, and in English an explanation of
-// a Chinese pending message.
-func (a *app) failureText(l *manifest.Lab, t gotest.TestResult) string {
-	text := t.FirstFailure
-	if len(t.Difference) > 0 {
-		text += " " + strings.Join(t.Difference, " ")
-	}
-	if t.Unfinished && t.FirstFailure == "" {
-		text = a.p.text("test.exited")
-	}
-	if a.p.lang != langZH {
-		text = explainPending(text, l)
-	}
-	return text
-}
-
-// explainPending adds, after the pending message of lab (or of an earlier lab of the same
-// chapter, which the message names) found in text, what it says in English.
-func explainPending(text string, lab *manifest.Lab) string {
-	m := pendingRE.FindStringSubmatchIndex(text)
-	if m == nil {
-		return text
-	}
-	meaning := practice.PendingMeaning(lab)
-	if id := text[m[2]:m[3]]; id != lab.ID {
-		meaning = practice.PendingMeaning(&manifest.Lab{ID: id})
-	}
-	return text[:m[1]] + " (" + meaning + ")" + text[m[1]:]
-}
-
-// pendingRE matches a stub's pending message, "Lab 7.1 收集模型终态 尚未实现".
-var pendingRE = regexp.MustCompile(`Lab (\d+\.\d+) [^\n]*?尚未实现`)
-
-// unknownLab is the usage error for a --lab value the chapter does not have.
-func (a *app) unknownLab(ch *manifest.Chapter, value string) error {
-	var b strings.Builder
-	b.WriteString(a.p.text("err.unknown.lab", ch.Number, value))
-	for _, l := range ch.Labs {
-		fmt.Fprintf(&b, "\n  %s  %s  (%s)", l.ID, a.labTitle(l), l.Keyword)
-	}
-	return &usageError{msg: b.String()}
 }

@@ -33,7 +33,7 @@ func TestPrintTestReport(t *testing.T) {
 				"Lab  标题             通过  第一条失败\n" +
 				"7.1  完成纯文本 stop  1/1\n" +
 				"7.2  闭合单工具往返   0/2   TestLab7_2_B: Lab 7.2 尚未实现\n" +
-				"1 passed, 2 failed\n" +
+				"通过 1，失败 2\n" +
 				"下一步：读 labs/7.2.md，然后运行 go test -run '^TestLab7_2_' .\n",
 		},
 		{
@@ -85,7 +85,7 @@ func TestPrintTestReport(t *testing.T) {
 				"7.2  闭合单工具往返   0/2   没有运行：测试进程在 TestLab7_1_A 中退出了\n" +
 				"测试进程在 TestLab7_1_A 运行时退出了，测试没来得及报告结果（os.Exit、log.Fatal、另一个 goroutine 里的 panic？）。它最后的输出：\n" +
 				"    2026/03/01 12:00:00 cannot open config\n" +
-				"0 passed, 3 failed\n" +
+				"通过 0，失败 3\n" +
 				"下一步：读 labs/7.1.md，然后运行 go test -run '^TestLab7_1_' .\n",
 		},
 		{
@@ -98,7 +98,7 @@ func TestPrintTestReport(t *testing.T) {
 				"Lab  标题             通过  第一条失败\n" +
 				"7.1  完成纯文本 stop  1/1\n" +
 				"7.2  闭合单工具往返   0/2   TestLab7_2_B: events (-want +got): - \"tool_end\", + \"turn_end\",\n" +
-				"1 passed, 2 failed\n" +
+				"通过 1，失败 2\n" +
 				"下一步：读 labs/7.2.md，然后运行 go test -run '^TestLab7_2_' .\n",
 		},
 		{
@@ -113,7 +113,7 @@ func TestPrintTestReport(t *testing.T) {
 				"Lab  标题             通过  第一条失败\n" +
 				"7.1  完成纯文本 stop  1/1\n" +
 				"7.2  闭合单工具往返   2/2\n" +
-				"3 passed, 0 failed\n" +
+				"通过 3，失败 0\n" +
 				"全部通过。用 git diff 回顾你的改动。\n",
 		},
 	}

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"fmt"
-	"maps"
 	"regexp"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
@@ -18,28 +18,19 @@ import (
 const defaultTestTimeout = time.Minute
 
 // timeoutMessages are the texts about tests that run too long.
-var timeoutMessages = map[string]message{
+var timeoutMessages = i18n.Catalog{
 	"flag.timeout": {
-		"每个聚焦测试最多运行多久（例如 30s、2m；0 表示不限）；超时的测试被停止，并说明可能的原因",
-		"how long each focused test may run (for example 30s, 2m; 0 for no limit); a test that runs longer is stopped, with its likely cause",
+		ZH: "每个聚焦测试最多运行多久（例如 30s、2m；0 表示不限）；超时的测试被停止，并说明可能的原因",
+		EN: "how long each focused test may run (for example 30s, 2m; 0 for no limit); a test that runs longer is stopped, with its likely cause",
 	},
 	"test.timedout": {
-		"Lab %s 的测试 %s 运行了 %s 仍未结束，已被停止（之后的测试没有运行）。\n" +
+		ZH: "Lab %s 的测试 %s 运行了 %s 仍未结束，已被停止（之后的测试没有运行）。\n" +
 			"多半是死循环，或在等待一件永远不会发生的事：channel 没有人发送或接收、锁没有释放、WaitGroup 没有 Done、没有检查 ctx.Done()。\n" +
 			"修好后再运行；确实需要更久时放宽时限，例如 --timeout 5m。",
-		"lab %s's test %s was still running after %s and was stopped (the tests after it did not run).\n" +
+		EN: "lab %s's test %s was still running after %s and was stopped (the tests after it did not run).\n" +
 			"Most likely an endless loop, or a wait for something that never happens: a channel nobody sends on or receives from, a lock never released, a WaitGroup never Done, ctx.Done() never checked.\n" +
 			"Fix it and run again; if it truly needs longer, raise the limit, for example --timeout 5m.",
 	},
-}
-
-func init() {
-	for id := range timeoutMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, timeoutMessages)
 }
 
 // addTimeoutFlag adds --timeout, the limit of each focused test, to a command that runs them.

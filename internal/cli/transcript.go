@@ -3,111 +3,67 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
 	"github.com/learn-tinypi/course/internal/transcript"
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
-// transcriptsDir is where `course test` has the focused tests write their run records, relative
-// to the practice directory.
-const transcriptsDir = ".course/transcripts"
-
-// transcriptMessages are the texts of `course transcript` and of its hint in `course test`.
-// They join the catalog when the package starts, so the catalog's tests cover them too.
-var transcriptMessages = map[string]message{
-	"transcript.short": {"把一个聚焦测试驱动的运行与参考运行并排对比", "show the run a focused test drove next to the reference run"},
+// transcriptMessages are the texts of `course transcript` and of its hint in `course test` (part
+// of the catalog, messages.go). The renderer's own words come from transcript.LabelsIn.
+var transcriptMessages = i18n.Catalog{
+	"transcript.short": {ZH: "把一个聚焦测试驱动的运行与参考运行并排对比", EN: "show the run a focused test drove next to the reference run"},
 	"transcript.long": {
-		"course test 运行 agent 章节的聚焦测试时，每个测试把它驱动的那次运行（请求、事件、工具调用与结果、最终 transcript）\n" +
+		ZH: "course test 运行 agent 章节的聚焦测试时，每个测试把它驱动的那次运行（请求、事件、工具调用与结果、最终 transcript）\n" +
 			"记录在练习目录的 .course/transcripts/ 中。\n\n" +
 			"course transcript TEST 在本章 target（参考实现）上运行同一个测试，把你的运行和参考运行按行对齐、并排显示，\n" +
 			"用 ▶ 标出第一处不同。终端较窄时两次运行上下排列。不带 TEST 时列出已记录的测试。",
-		"When course test runs the focused tests of an agent chapter, each test records the run it drove (requests, events,\n" +
+		EN: "When course test runs the focused tests of an agent chapter, each test records the run it drove (requests, events,\n" +
 			"tool calls and results, the final transcript) in .course/transcripts/ of the practice directory.\n\n" +
 			"course transcript TEST runs the same test on the chapter's target (the reference), aligns your run with the reference\n" +
 			"run line by line and shows them side by side, the first difference marked ▶. On a narrow terminal the runs are stacked.\n" +
 			"Without TEST it lists the recorded tests.",
 	},
 	"transcript.example": {
-		"  course transcript\n  course transcript TestLab7_1_纯文本Stop\n  course transcript TestLab7_2_单工具往返 --dir ../tinypi-07",
-		"  course transcript\n  course transcript TestLab7_1_纯文本Stop\n  course transcript TestLab7_2_单工具往返 --dir ../tinypi-07",
+		ZH: "  course transcript\n  course transcript TestLab7_1_纯文本Stop\n  course transcript TestLab7_2_单工具往返 --dir ../tinypi-07",
+		EN: "  course transcript\n  course transcript TestLab7_1_纯文本Stop\n  course transcript TestLab7_2_单工具往返 --dir ../tinypi-07",
 	},
-	"transcript.flag.dir":   {"练习目录（默认当前目录）", "the practice directory (default: the current directory)"},
-	"transcript.flag.width": {"输出宽度（列数）；0 表示终端宽度", "output width in columns; 0 means the terminal's width"},
+	"transcript.flag.dir":   {ZH: "练习目录（默认当前目录）", EN: "the practice directory (default: the current directory)"},
+	"transcript.flag.width": {ZH: "输出宽度（列数）；0 表示终端宽度", EN: "output width in columns; 0 means the terminal's width"},
 	"transcript.none": {
-		"还没有运行记录（%s）。先运行 course test：agent 章节的聚焦测试会记录它们驱动的运行。",
-		"no run records yet (%s). Run course test first: the focused tests of an agent chapter record the runs they drive.",
+		ZH: "还没有运行记录（%s）。先运行 course test：agent 章节的聚焦测试会记录它们驱动的运行。",
+		EN: "no run records yet (%s). Run course test first: the focused tests of an agent chapter record the runs they drive.",
 	},
-	"transcript.list":    {"已记录的运行（%s）：", "recorded runs (%s):"},
-	"transcript.failed":  {"失败", "failed"},
-	"transcript.passed":  {"通过", "passed"},
-	"transcript.unknown": {"没有 %s 的运行记录（%s）。先运行 course test；已记录的测试可用 course transcript 列出。", "no run record of %s (%s). Run course test first; course transcript lists the recorded tests."},
-	"transcript.running": {"在第 %s 章的 target 上运行参考：go test -run %s .", "running the reference on chapter %s's target: go test -run %s ."},
+	"transcript.list":    {ZH: "已记录的运行（%s）：", EN: "recorded runs (%s):"},
+	"transcript.failed":  {ZH: "失败", EN: "failed"},
+	"transcript.passed":  {ZH: "通过", EN: "passed"},
+	"transcript.unknown": {ZH: "没有 %s 的运行记录（%s）。先运行 course test；已记录的测试可用 course transcript 列出。", EN: "no run record of %s (%s). Run course test first; course transcript lists the recorded tests."},
+	"transcript.running": {ZH: "在第 %s 章的 target 上运行参考：go test -run %s .", EN: "running the reference on chapter %s's target: go test -run %s ."},
 	"transcript.ref.build": {
-		"参考实现没有构建成功（这是课程的问题，不是你的）：\n%s",
-		"the reference did not build (a problem of the course, not yours):\n%s",
+		ZH: "参考实现没有构建成功（这是课程的问题，不是你的）：\n%s",
+		EN: "the reference did not build (a problem of the course, not yours):\n%s",
 	},
-	"transcript.ref.missing": {"参考运行没有 %s 的记录。", "the reference run left no record of %s."},
-	"transcript.ref.failed":  {"注意：参考实现上的 %s 也失败了。", "note: %s failed on the reference too."},
-	"transcript.learner":     {"你的运行", "your run"},
-	"transcript.reference":   {"参考运行", "reference run"},
-	"transcript.first":       {"第一处不同：第 %[1]d 行（%[2]s）", "first difference: line %[1]d (%[2]s)"},
-	"transcript.same":        {"两次运行一致。", "the two runs agree."},
-	"transcript.testfailed":  {"（测试失败）", "(test failed)"},
-	"transcript.reordered":   {"~ 同一批并发工具的 tool_end，完成顺序不同（不算不同）", "~ tool_end events of one concurrent batch, completed in another order (not a difference)"},
+	"transcript.ref.missing": {ZH: "参考运行没有 %s 的记录。", EN: "the reference run left no record of %s."},
+	"transcript.ref.failed":  {ZH: "注意：参考实现上的 %s 也失败了。", EN: "note: %s failed on the reference too."},
 	"transcript.stale": {
-		"%s 的运行记录比你的代码旧（普通的 go test 不会记录运行），重新记录：go test -run %s .",
-		"the run record of %s is older than your code (a plain go test records nothing); recording it again: go test -run %s .",
+		ZH: "%s 的运行记录比你的代码旧（普通的 go test 不会记录运行），重新记录：go test -run %s .",
+		EN: "the run record of %s is older than your code (a plain go test records nothing); recording it again: go test -run %s .",
 	},
 	"transcript.stillstale": {
-		"注意：%s 的运行记录仍然比你的代码旧，下面显示的可能不是你现在的代码的运行。",
-		"warning: the run record of %s is still older than your code; what follows may not be the run of your current code.",
+		ZH: "注意：%s 的运行记录仍然比你的代码旧，下面显示的可能不是你现在的代码的运行。",
+		EN: "warning: the run record of %s is still older than your code; what follows may not be the run of your current code.",
 	},
-	"transcript.hint": {"对比你的运行与参考运行：course transcript %s", "compare your run with the reference run: course transcript %s"},
-}
-
-func init() {
-	for id := range transcriptMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, transcriptMessages)
-}
-
-// transcriptEnv is the environment that has the focused tests in root record their runs.
-func transcriptEnv(root string) []string {
-	return []string{tinypi.RunRecordDirEnv + "=" + filepath.Join(root, filepath.FromSlash(transcriptsDir))}
-}
-
-// printTranscriptHint prints, after a failed `course test`, the command that shows the run of the
-// first failing test that recorded one.
-func (a *app) printTranscriptHint(root string, report *gotest.Report) {
-	recs, err := transcript.LoadDir(filepath.Join(root, filepath.FromSlash(transcriptsDir)))
-	if err != nil {
-		return // the hint is a courtesy; `course transcript` reports a broken record itself
-	}
-	for _, t := range report.Failed() {
-		for _, rec := range transcript.Select(recs, t.Name) {
-			if rec.Failed {
-				fmt.Fprintln(a.stdout, a.p.text("transcript.hint", testArg(t.Name)))
-				return
-			}
-		}
-	}
+	"transcript.hint": {ZH: "对比你的运行与参考运行：course transcript %s", EN: "compare your run with the reference run: course transcript %s"},
 }
 
 // transcriptCommand is `course transcript [TEST] [--dir DIR] [--width N]`.
@@ -282,16 +238,9 @@ func (a *app) referenceRecords(c *cobra.Command, chapter, test string) ([]tinypi
 func (a *app) renderTranscripts(learner, reference []tinypi.RunRecord, width int) error {
 	opts := transcript.Options{
 		// Symbols only on a terminal that takes colour; pipes and NO_COLOR get ASCII.
-		ASCII: !a.color,
-		Width: a.outputWidth(width),
-		Labels: transcript.Labels{
-			Learner:         a.p.text("transcript.learner"),
-			Reference:       a.p.text("transcript.reference"),
-			FirstDifference: a.p.text("transcript.first"),
-			Same:            a.p.text("transcript.same"),
-			TestFailed:      a.p.text("transcript.testfailed"),
-			Reordered:       a.p.text("transcript.reordered"),
-		},
+		ASCII:  !a.color,
+		Width:  a.outputWidth(width),
+		Labels: transcript.LabelsIn(a.p.lang), // the renderer's own catalog
 	}
 	for _, l := range learner {
 		fmt.Fprintln(a.stdout)
@@ -313,33 +262,4 @@ func (a *app) renderTranscripts(learner, reference []tinypi.RunRecord, width int
 		}
 	}
 	return nil
-}
-
-// outputWidth is the --width value, else the terminal's width, else $COLUMNS, else 120.
-func (a *app) outputWidth(flag int) int {
-	if flag > 0 {
-		return flag
-	}
-	if f, ok := a.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 0 {
-			return w
-		}
-	}
-	if a.getenv != nil {
-		if w, err := strconv.Atoi(a.getenv("COLUMNS")); err == nil && w > 0 {
-			return w
-		}
-	}
-	return 120
-}
-
-// testArg is a test name as a shell argument: as it is when it is made of letters, digits and
-// "_-./" (Chinese test names need no quotes), quoted otherwise.
-func testArg(name string) string {
-	if name != "" && strings.IndexFunc(name, func(r rune) bool {
-		return !(unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("_-./", r))
-	}) < 0 {
-		return name
-	}
-	return shellQuote(name)
 }

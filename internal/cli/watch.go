@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/progress"
 	"github.com/learn-tinypi/course/internal/watch"
@@ -22,17 +22,17 @@ const (
 )
 
 // watchMessages are the texts of `course watch`.
-var watchMessages = map[string]message{
-	"watch.short": {"保存文件时自动重新运行当前 Lab 的测试", "rerun the current lab's tests whenever a file is saved"},
+var watchMessages = i18n.Catalog{
+	"watch.short": {ZH: "保存文件时自动重新运行当前 Lab 的测试", EN: "rerun the current lab's tests whenever a file is saved"},
 	"watch.long": {
-		"在练习目录 DIR（默认为当前目录）监视文件：保存 .go 文件（以及 go.mod、go.sum、testdata/ 下的文件）后约 200 毫秒，\n" +
+		ZH: "在练习目录 DIR（默认为当前目录）监视文件：保存 .go 文件（以及 go.mod、go.sum、testdata/ 下的文件）后约 200 毫秒，\n" +
 			"重新运行当前 Lab 的测试。当前 Lab 是第一个未完成的 Lab（来自 .course/progress.json，没有时先运行全部测试）；\n" +
 			"--lab 固定一个 Lab。每次运行显示这个 Lab 的结果和提示、全部 Lab 的状态表和进度条；在终端里每次运行前清屏。\n" +
 			"测试还在运行时保存文件，这次运行会被停止并重新开始；一个测试运行超过 --timeout（默认 1 分钟）会被停止，并说明可能的原因。\n\n" +
 			"按 Enter 立即重新运行，输入 q 再按 Enter（或 Ctrl-C）退出。\n" +
 			"文件系统不发送事件时（有些网络文件系统、虚拟机共享目录），用 --poll 每秒检查一次修改时间；\n" +
 			"文件事件无法启动时会自动这样做，并告诉你。Enter 键总是可用。",
-		"Watch the practice directory DIR (the current directory by default): about 200 ms after a .go file (or go.mod, go.sum,\n" +
+		EN: "Watch the practice directory DIR (the current directory by default): about 200 ms after a .go file (or go.mod, go.sum,\n" +
 			"a file under testdata/) is saved, rerun the current lab's tests. The current lab is the first unfinished one (from\n" +
 			".course/progress.json; without it every test runs first); --lab pins one lab. Each run shows that lab's result and\n" +
 			"hint, the table of every lab and the progress bar; on a terminal the screen is cleared before each run.\n" +
@@ -43,25 +43,16 @@ var watchMessages = map[string]message{
 			"the modification times every second instead; it does so by itself, and says so, when file events cannot start.\n" +
 			"The Enter key always works.",
 	},
-	"watch.example":   {"  course watch\n  course watch --lab 7.3\n  course watch --poll ../tinypi-07", "  course watch\n  course watch --lab 7.3\n  course watch --poll ../tinypi-07"},
-	"watch.flag.lab":  {"固定监视一个 Lab：编号（7.3）或关键词", "pin one lab: its id (7.3) or keyword"},
-	"watch.flag.poll": {"每秒检查修改时间，而不用文件系统事件", "check modification times every second instead of using file-system events"},
-	"watch.events":    {"正在监视 %s：保存文件后自动重新运行。", "watching %s: saving a file reruns the tests."},
-	"watch.polling":   {"正在每秒检查 %s 的修改时间（--poll）。", "checking the modification times in %s every second (--poll)."},
-	"watch.noevents":  {"文件系统事件无法启动（%v）：改为每秒检查修改时间。如果保存后没有反应，按 Enter 运行测试。", "file-system events could not start (%v): checking modification times every second instead. If a save does not rerun the tests, press Enter."},
-	"watch.keys":      {"按 Enter 立即重新运行，输入 q 回车退出。", "press Enter to run again, q and Enter to quit."},
-	"watch.labdone":   {"Lab %s 完成！下一次运行转到 Lab %s。", "lab %s is done! The next run moves on to lab %s."},
-	"watch.restart":   {"文件有修改：停止这次运行，重新开始。", "files changed: stopping this run and starting again."},
-	"watch.alldone":   {"全部 Lab 完成。输入 q 回车退出。", "every lab is done. Type q and Enter to quit."},
-}
-
-func init() {
-	for id := range watchMessages {
-		if _, dup := catalog[id]; dup {
-			panic("cli: message " + id + " is defined twice")
-		}
-	}
-	maps.Copy(catalog, watchMessages)
+	"watch.example":   {ZH: "  course watch\n  course watch --lab 7.3\n  course watch --poll ../tinypi-07", EN: "  course watch\n  course watch --lab 7.3\n  course watch --poll ../tinypi-07"},
+	"watch.flag.lab":  {ZH: "固定监视一个 Lab：编号（7.3）或关键词", EN: "pin one lab: its id (7.3) or keyword"},
+	"watch.flag.poll": {ZH: "每秒检查修改时间，而不用文件系统事件", EN: "check modification times every second instead of using file-system events"},
+	"watch.events":    {ZH: "正在监视 %s：保存文件后自动重新运行。", EN: "watching %s: saving a file reruns the tests."},
+	"watch.polling":   {ZH: "正在每秒检查 %s 的修改时间（--poll）。", EN: "checking the modification times in %s every second (--poll)."},
+	"watch.noevents":  {ZH: "文件系统事件无法启动（%v）：改为每秒检查修改时间。如果保存后没有反应，按 Enter 运行测试。", EN: "file-system events could not start (%v): checking modification times every second instead. If a save does not rerun the tests, press Enter."},
+	"watch.keys":      {ZH: "按 Enter 立即重新运行，输入 q 回车退出。", EN: "press Enter to run again, q and Enter to quit."},
+	"watch.labdone":   {ZH: "Lab %s 完成！下一次运行转到 Lab %s。", EN: "lab %s is done! The next run moves on to lab %s."},
+	"watch.restart":   {ZH: "文件有修改：停止这次运行，重新开始。", EN: "files changed: stopping this run and starting again."},
+	"watch.alldone":   {ZH: "全部 Lab 完成。输入 q 回车退出。", EN: "every lab is done. Type q and Enter to quit."},
 }
 
 // watchCommand is `course watch [--lab ID] [--poll] [DIR]`.

@@ -7,6 +7,9 @@
 // focused test is flaky under repeated -race runs.
 // Observe-mode chapters have no stubs and skip the starter, progressive and signature checks;
 // their mutants are checked like any other.
+//
+// A Cache (cache.go) keeps the proof of every chapter that passes, keyed by a hash of all it
+// depends on, so that a chapter nothing of which changed is not proven again.
 package devcheck
 
 import (
@@ -51,6 +54,13 @@ type Options struct {
 	// FlakeRuns is how many times rule 8 runs each chapter's focused tests; 0 means
 	// DefaultFlakeRuns.
 	FlakeRuns int
+	// Cache, when not nil, keeps the proof of every chapter whose checks all pass, and gives
+	// back the checks of a chapter whose proof it keeps under the same key (Cache.Key) instead
+	// of proving them again. Nil proves every chapter and keeps nothing.
+	Cache *Cache
+	// Force proves every chapter even when Cache keeps its proof; the proofs that pass are
+	// stored again.
+	Force bool
 }
 
 // marks returns the marks of a passing and a failing check.
@@ -64,12 +74,33 @@ func (o Options) marks() (ok, failed string) {
 // Result is the outcome of a check run.
 type Result struct {
 	Chapters []ChapterResult
+	// CacheErr, when not nil, says why Options.Cache could not be used at all; every chapter
+	// was proven, and nothing stored.
+	CacheErr error
 }
 
 // ChapterResult is the outcome of one chapter's checks, in a fixed order.
 type ChapterResult struct {
 	Number string
 	Checks []Check
+	// Cached reports that the checks were taken from Options.Cache: every one of them passed
+	// when the chapter was proven at ProvenAt, with the same inputs.
+	Cached bool
+	// ProvenAt is when the checks ran: during this Run, or earlier when Cached.
+	ProvenAt time.Time
+	// CacheErr, when not nil, says why the cache could not be used for the chapter: its key could
+	// not be computed, or its proof not stored. The checks are not affected.
+	CacheErr error
+}
+
+// OK reports whether every check of the chapter passed.
+func (r *ChapterResult) OK() bool {
+	for _, c := range r.Checks {
+		if !c.OK {
+			return false
+		}
+	}
+	return true
 }
 
 // Check is one rule proved (or disproved) for one chapter.
@@ -112,7 +143,9 @@ type task struct {
 }
 
 // Run checks the chapters of b's course (all, or opts.Chapters) and returns every check's
-// outcome. The error is non-nil only when checking could not go on: an unknown chapter, no go
+// outcome. With opts.Cache, a chapter whose proof the cache keeps is not proven again: its checks
+// are printed with "(cached)" after them, and every chapter proven now that passes is stored.
+// The error is non-nil only when checking could not go on: an unknown chapter, no go
 // command, no temporary directory, or ctx ended.
 func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 	chapters, err := selectChapters(b.Course(), opts.Chapters)
@@ -121,10 +154,24 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 	}
 	out := opts.output()
 	result := &Result{}
+	cache, err := opts.runCache(ctx)
+	result.CacheErr = err
+	keys := make([]string, len(chapters)) // "" when the chapter's proof is not to be stored
+	started := time.Now()
 	var jobs []job
 	for i, ch := range chapters {
-		result.Chapters = append(result.Chapters, ChapterResult{Number: ch.Number})
-		for _, t := range plan(b, ch, opts) {
+		result.Chapters = append(result.Chapters, ChapterResult{Number: ch.Number, ProvenAt: started})
+		tasks := plan(b, ch, opts)
+		if cache != nil {
+			keys[i], result.Chapters[i].CacheErr = cachedProof(b, ch, opts, cache, tasks, &result.Chapters[i])
+			if result.Chapters[i].Cached {
+				for _, c := range result.Chapters[i].Checks {
+					printCheck(out, opts, ch.Number, Check{Name: c.Name + " (cached)", OK: true, Detail: c.Detail})
+				}
+				continue
+			}
+		}
+		for _, t := range tasks {
 			slot := len(result.Chapters[i].Checks)
 			result.Chapters[i].Checks = append(result.Chapters[i].Checks, Check{Name: t.name})
 			jobs = append(jobs, job{
@@ -144,11 +191,57 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 			})
 		}
 	}
-	if err := runJobs(ctx, "dev check", "course-devcheck-", opts, jobs); err != nil {
-		return nil, err
+	if len(jobs) > 0 {
+		if err := runJobs(ctx, "dev check", "course-devcheck-", opts, jobs); err != nil {
+			return nil, err
+		}
+	}
+	for i := range result.Chapters {
+		r := &result.Chapters[i]
+		if keys[i] != "" && !r.Cached && r.OK() {
+			r.CacheErr = cache.store(keys[i], *r)
+		}
 	}
 	fmt.Fprintf(out, "%d checks, %d failed\n", result.Total(), result.Failed())
 	return result, nil
+}
+
+// runCache returns the cache of this run, its go environment filled in: nil when opts has none,
+// and an error when the go environment cannot be found (no chapter can use the cache then).
+func (opts Options) runCache(ctx context.Context) (*Cache, error) {
+	if opts.Cache == nil {
+		return nil, nil
+	}
+	c := *opts.Cache
+	if c.Go == "" {
+		env, err := goEnvironment(ctx)
+		if err != nil {
+			return nil, err
+		}
+		c.Go = env
+	}
+	return &c, nil
+}
+
+// cachedProof computes ch's key in cache and, unless opts.Force, fills r with the checks the
+// cache keeps under it. tasks are ch's checks today. It returns the key under which to store a
+// new proof, or the error that makes the cache unusable for ch.
+func cachedProof(b *tree.Builder, ch *manifest.Chapter, opts Options, cache *Cache, tasks []task, r *ChapterResult) (string, error) {
+	key, err := cache.Key(b, ch, opts)
+	if err != nil {
+		return "", err
+	}
+	if opts.Force {
+		return key, nil
+	}
+	names := make([]string, len(tasks))
+	for i, t := range tasks {
+		names[i] = t.name
+	}
+	if checks, at, ok := cache.load(ch.Number, key, names); ok {
+		r.Checks, r.ProvenAt, r.Cached = checks, at, true
+	}
+	return key, nil
 }
 
 // selectChapters returns the chapters named by numbers, or all of them.
@@ -232,7 +325,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 			return checkContent(b.FS(), ch), nil
 		},
 	}, languageTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
-	return tasks
+	return append(tasks, diagnosisTask(b, ch)...)
 }
 
 // pass and fail build Checks.
@@ -312,7 +405,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	problems := stubbedLabProblems(report, ch.Labs[k])
 	if !report.BuildFailed {
 		for _, lab := range ch.Labs[:k] {
-			tests := labTests(report, lab)
+			tests := progress.LabTests(lab, report)
 			if len(tests) != lab.Tests {
 				problems = append(problems, fmt.Sprintf("lab %s (reference): %d of its %d tests ran", lab.ID, len(tests), lab.Tests))
 			}
@@ -342,7 +435,7 @@ func onlyLabMessages(report *gotest.Report, ch *manifest.Chapter, k int) []strin
 	}
 	var problems []string
 	for _, lab := range ch.Labs[k+1:] {
-		if n := len(labTests(report, lab)); n < lab.Tests { // more is rule 2's to report
+		if n := len(progress.LabTests(lab, report)); n < lab.Tests { // more is rule 2's to report
 			problems = append(problems, fmt.Sprintf("lab %s (stubbed): %d of its %d tests ran in go test ./...; did a test end the test binary?", lab.ID, n, lab.Tests))
 		}
 	}
@@ -367,7 +460,7 @@ func stubbedLabProblems(report *gotest.Report, lab *manifest.Lab) []string {
 		return []string{"does not compile:\n" + clip(report.BuildOutput)}
 	}
 	msg := lab.PendingMessage()
-	tests := labTests(report, lab)
+	tests := progress.LabTests(lab, report)
 	var problems []string
 	if len(tests) != lab.Tests {
 		problems = append(problems, fmt.Sprintf("lab %s (stubbed): %d of its %d tests ran", lab.ID, len(tests), lab.Tests))
@@ -405,18 +498,13 @@ func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *
 	if report.BuildFailed {
 		return fail("does not compile:\n%s", clip(report.BuildOutput)), report, nil
 	}
-	tests := labTests(report, lab)
+	tests := progress.LabTests(lab, report)
 	for _, r := range tests {
 		if r.Failed {
 			return pass(), report, nil
 		}
 	}
 	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID), report, nil
-}
-
-// labTests returns the tests of report that lab's pattern selects, as every command counts them.
-func labTests(report *gotest.Report, lab *manifest.Lab) []gotest.TestResult {
-	return progress.LabTests(lab, report)
 }
 
 // checkTestsMatchOnePattern proves the first half of rule 2: every Test function of the

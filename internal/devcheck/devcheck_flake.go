@@ -8,6 +8,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/progress"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
@@ -78,7 +79,7 @@ func flakeVerdict(ch *manifest.Chapter, report *gotest.Report, runs int) Check {
 	var problems []string
 	for _, lab := range ch.Labs {
 		var names []string
-		for _, t := range labTests(report, lab) {
+		for _, t := range progress.LabTests(lab, report) {
 			if _, ran := report.Runs[t.Name]; ran {
 				names = append(names, t.Name)
 			}

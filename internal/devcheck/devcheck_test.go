@@ -79,7 +79,7 @@ func TestLab1_2_Double(t *testing.T) {
 
 // fakeCourse is a course of one rebuild chapter (two labs, a mutant its tests catch and one they
 // miss) and one observe chapter, next to the kit's real go.mod and go.sum.
-func fakeCourse(t *testing.T) fstest.MapFS {
+func fakeCourse(t testing.TB) fstest.MapFS {
 	t.Helper()
 	file := func(s string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(s)} }
 	fsys := fstest.MapFS{

@@ -3,9 +3,11 @@
 // the chapter's own content) on the mutated tree and on the target itself, and prints both runs
 // and a comparison.
 //
-// The diagnosis runs the real mutated code: nothing here imitates the mistake. The program
-// prints each run round by round and ends each run with a summary line of key=value fields,
-// which this package reads to build the comparison table.
+// Which program, which scenarios it knows and which of them show each mistake are data: the
+// chapter manifest's diagnosis: block and each mutant's diagnose: and diagnose_reference:
+// (docs/authoring.md). The diagnosis runs the real mutated code: nothing here imitates the
+// mistake. The program is run with -json and prints one JSON object a run, holding the lines a
+// person reads and the facts of the comparison table.
 package diagnose
 
 import (
@@ -15,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -25,9 +28,6 @@ import (
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/tree"
 )
-
-// DriverDir is the package of the diagnosis program inside a chapter's trees.
-const DriverDir = "cmd/diagnose"
 
 // ErrNoDriver is returned for a chapter whose trees have no diagnosis program, or no mutants.
 var ErrNoDriver = errors.New("no diagnosis program")
@@ -49,17 +49,30 @@ func (e *UnknownMistakeError) Error() string {
 	return fmt.Sprintf("chapter %s has no mistake %q; available: %s", e.Chapter, e.Name, strings.Join(names, ", "))
 }
 
-// List returns the mistakes of ch that can be diagnosed: its mutants, when ch's target holds the
-// diagnosis program. Otherwise the error wraps ErrNoDriver.
+// List returns the mistakes of ch that can be diagnosed: its mutants, when ch's manifest names a
+// diagnosis program and ch's target holds it. Otherwise the error wraps ErrNoDriver.
 func List(b *tree.Builder, ch *manifest.Chapter) ([]*manifest.Mutant, error) {
+	if ch.Diagnosis == nil || len(ch.Mutants) == 0 {
+		return nil, fmt.Errorf("chapter %s: %w (no diagnosis: in its manifest) or no known mistakes", ch.Number, ErrNoDriver)
+	}
 	target, err := b.Target(ch)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := target[DriverDir+"/main.go"]; !ok || len(ch.Mutants) == 0 {
-		return nil, fmt.Errorf("chapter %s: %w (%s) or no known mistakes", ch.Number, ErrNoDriver, DriverDir)
+	if !hasProgram(target, ch.Diagnosis.Program) {
+		return nil, fmt.Errorf("chapter %s: %w: its target has no %s", ch.Number, ErrNoDriver, ch.Diagnosis.Program)
 	}
 	return ch.Mutants, nil
+}
+
+// hasProgram reports whether t holds a Go file directly in the directory program.
+func hasProgram(t tree.Tree, program string) bool {
+	for name := range t {
+		if path.Dir(name) == program && strings.HasSuffix(name, ".go") {
+			return true
+		}
+	}
+	return false
 }
 
 // WriteList prints the mistakes of ch that can be diagnosed, one a line with its lab and
@@ -75,7 +88,7 @@ func WriteList(w io.Writer, b *tree.Builder, ch *manifest.Chapter, lang Language
 		width = max(width, len(m.Name))
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, l.listHeader+"\n", ch.Number, ch.Number)
+	out.WriteString(l.text("list.header", ch.Number, ch.Number) + "\n")
 	for _, m := range mutants {
 		fmt.Fprintf(&out, "  %-*s  Lab %-4s  %s\n", width, m.Name, m.Lab, l.explanation(m))
 	}
@@ -112,8 +125,9 @@ func Run(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, name string
 		mutantRun, targetRun Driver
 		mutantErr, targetErr error
 	)
-	wg.Go(func() { mutantRun, mutantErr = Build(ctx, mutated, filepath.Join(dir, "mutant")) })
-	wg.Go(func() { targetRun, targetErr = Build(ctx, target, filepath.Join(dir, "target")) })
+	program := ch.Diagnosis.Program
+	wg.Go(func() { mutantRun, mutantErr = Build(ctx, mutated, program, filepath.Join(dir, "mutant")) })
+	wg.Go(func() { targetRun, targetErr = Build(ctx, target, program, filepath.Join(dir, "target")) })
 	wg.Wait()
 	if err := errors.Join(mutantErr, targetErr); err != nil {
 		return err
@@ -139,9 +153,10 @@ func mistake(b *tree.Builder, ch *manifest.Chapter, name string) (*manifest.Muta
 // and returns what it printed.
 type Driver func(ctx context.Context, args []string) (string, error)
 
-// Build writes t into dir (which must not exist or be empty) and builds its diagnosis program
-// there, offline. The returned Driver runs that program; it stays usable until dir is removed.
-func Build(ctx context.Context, t tree.Tree, dir string) (Driver, error) {
+// Build writes t into dir (which must not exist or be empty) and builds its diagnosis program,
+// the main package in the directory program of t, there, offline. The returned Driver runs that
+// program; it stays usable until dir is removed.
+func Build(ctx context.Context, t tree.Tree, program, dir string) (Driver, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		if errors.Is(err, exec.ErrNotFound) {
@@ -157,7 +172,7 @@ func Build(ctx context.Context, t tree.Tree, dir string) (Driver, error) {
 	if runtime.GOOS == "windows" {
 		bin += ".exe"
 	}
-	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, "./"+DriverDir)
+	build := exec.CommandContext(ctx, goBin, "build", "-o", bin, "./"+program)
 	build.Dir = src
 	build.Env = append(os.Environ(), gotest.OfflineEnv()...)
 	finish, err := gotest.Prepare(build) // stopped as a whole, leaving nothing behind
@@ -167,7 +182,7 @@ func Build(ctx context.Context, t tree.Tree, dir string) (Driver, error) {
 	out, err := build.CombinedOutput()
 	finish()
 	if err != nil {
-		return nil, fmt.Errorf("building %s: %w\n%s", DriverDir, err, out)
+		return nil, fmt.Errorf("building %s: %w\n%s", program, err, out)
 	}
 	return func(ctx context.Context, args []string) (string, error) {
 		run := exec.CommandContext(ctx, bin, args...)
@@ -175,76 +190,66 @@ func Build(ctx context.Context, t tree.Tree, dir string) (Driver, error) {
 		var stdout, stderr strings.Builder
 		run.Stdout, run.Stderr = &stdout, &stderr
 		if err := run.Run(); err != nil {
-			return "", fmt.Errorf("running %s %s: %w\n%s", DriverDir, strings.Join(args, " "), err, stderr.String())
+			return "", fmt.Errorf("running %s %s: %w\n%s", program, strings.Join(args, " "), err, stderr.String())
 		}
 		return stdout.String(), nil
 	}, nil
 }
 
-// Diagnose runs the scenarios chosen for m on the mutated program and on the target's, and
-// prints in lang the header, the mutant's runs, the target's runs, the comparison table and the
-// lines in which the runs of the same scenario differ.
+// Diagnose runs the scenarios ch's manifest chooses for m on the mutated program and on the
+// target's, and prints in lang the header, the mutant's runs, the target's runs, the comparison
+// table and the lines in which the runs of the same scenario differ.
 func Diagnose(ctx context.Context, w io.Writer, ch *manifest.Chapter, m *manifest.Mutant, lang Language, mutant, target Driver) error {
+	if ch.Diagnosis == nil {
+		return fmt.Errorf("chapter %s: %w", ch.Number, ErrNoDriver)
+	}
 	l := textsFor(lang)
-	p := planFor(m.Name)
-	langFlag := []string{"-lang", string(l.lang)}
-	mutantOut, err := mutant(ctx, slices.Concat(langFlag, p.mutant))
+	mutantScenarios, targetScenarios := m.Scenarios(ch.Diagnosis)
+	flags := []string{"-lang", string(l.lang), "-json"}
+	mutantOut, err := mutant(ctx, slices.Concat(flags, mutantScenarios))
 	if err != nil {
 		return fmt.Errorf("mistake %s: %w", m.Name, err)
 	}
-	targetOut, err := target(ctx, slices.Concat(langFlag, p.target))
+	targetOut, err := target(ctx, slices.Concat(flags, targetScenarios))
 	if err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
-	mutantRuns, err := parseRuns(mutantOut)
+	mutantRuns, err := decodeRuns(mutantOut)
 	if err != nil {
 		return fmt.Errorf("mistake %s: %w", m.Name, err)
 	}
-	targetRuns, err := parseRuns(targetOut)
+	targetRuns, err := decodeRuns(targetOut)
 	if err != nil {
 		return fmt.Errorf("reference: %w", err)
 	}
-	// render prints the mutant's Explain; hand it a copy that holds the explanation in lang.
-	shown := *m
-	shown.Explain = l.explanation(m)
-	_, err = io.WriteString(w, render(l, ch, &shown, mutantRuns, targetRuns))
+	_, err = io.WriteString(w, render(l, ch, m, mutantRuns, targetRuns))
 	return err
 }
 
-// plan is the scenarios a diagnosis runs on each side.
-type plan struct {
-	mutant, target []string
-}
-
-// planFor chooses, for each mistake of chapter 07, the scenarios of cmd/diagnose in which it
-// shows most plainly. A mistake without a case gets a single round trip, a parallel batch and a
-// truncated batch.
-func planFor(name string) plan {
-	same := func(scenarios ...string) plan { return plan{mutant: scenarios, target: scenarios} }
-	switch name {
-	case "first-call-only":
-		// The dropped second call meets two kinds of model: one that answers without the
-		// missing half, one that asks again until the step limit. The reference runs the
-		// model that answers once it has both results.
-		return plan{mutant: []string{"weather-fx-skip", "weather-fx-reask"}, target: []string{"weather-fx"}}
-	case "length-runs-tools", "skipped-result-not-error":
-		return same("length")
-	case "results-in-completion-order":
-		return same("weather-fx")
-	case "caller-messages-mutated", "shallow-copy-of-messages", "two-turn-ends", "tools-from-context",
-		"progress-without-call-id", "result-not-fed-back":
-		return same("readme")
-	case "failed-execution-unpaired":
-		return same("fx-fails")
-	case "no-cancel-check-after-tools":
-		return same("cancel")
-	case "max-steps-off-by-one":
-		return same("step-limit")
-	case "pre-cancel-counts-a-step":
-		return same("pre-cancelled")
-	case "unexpected-stop-ends-as-stop":
-		return same("stop-with-calls")
-	default:
-		return same("readme", "weather-fx", "length")
+// Check proves that ch's diagnosis data matches its program: the target's program builds and
+// its -list prints exactly the scenarios the manifest's diagnosis: block names, in that order.
+// A chapter without a diagnosis passes. It needs the go command; dir is a scratch directory.
+func Check(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir string) error {
+	if ch.Diagnosis == nil {
+		return nil
 	}
+	target, err := b.Target(ch)
+	if err != nil {
+		return err
+	}
+	if !hasProgram(target, ch.Diagnosis.Program) {
+		return fmt.Errorf("diagnosis: program %s is not in the chapter's target", ch.Diagnosis.Program)
+	}
+	driver, err := Build(ctx, target, ch.Diagnosis.Program, dir)
+	if err != nil {
+		return err
+	}
+	out, err := driver(ctx, []string{"-list"})
+	if err != nil {
+		return err
+	}
+	if got := strings.Fields(out); !slices.Equal(got, ch.Diagnosis.Scenarios) {
+		return fmt.Errorf("diagnosis: %s -list prints %v, but the manifest lists %v", ch.Diagnosis.Program, got, ch.Diagnosis.Scenarios)
+	}
+	return nil
 }

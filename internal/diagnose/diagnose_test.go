@@ -57,7 +57,7 @@ var targetDriver = sync.OnceValues(func() (Driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Build(context.Background(), t, filepath.Join(shared, "target"))
+	return Build(context.Background(), t, ch.Diagnosis.Program, filepath.Join(shared, "target"))
 })
 
 func chapter07() (*tree.Builder, *manifest.Chapter, error) {
@@ -221,7 +221,7 @@ func TestDiagnose(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mutant, err := Build(context.Background(), mt, t.TempDir())
+			mutant, err := Build(context.Background(), mt, ch.Diagnosis.Program, t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,12 +230,12 @@ func TestDiagnose(t *testing.T) {
 				return func(ctx context.Context, args []string) (string, error) {
 					out, err := d(ctx, args)
 					if err == nil {
-						parsed, perr := parseRuns(out)
-						if perr != nil {
-							return "", perr
+						decoded, derr := decodeRuns(out)
+						if derr != nil {
+							return "", derr
 						}
-						for _, r := range parsed {
-							runs[side+"/"+r.scenario] = r
+						for _, r := range decoded {
+							runs[side+"/"+r.Scenario] = r
 						}
 					}
 					return out, err
@@ -260,15 +260,15 @@ func TestDiagnose(t *testing.T) {
 			if explain := l.explanation(m); !strings.Contains(out.String(), explain) {
 				t.Errorf("diagnosis does not explain the mistake (%q)", explain)
 			}
-			// The program's runs speak the same language as the rest: their summary lines start
-			// with the program's word for summary.
-			label := "小结 "
+			// The program's runs speak the same language as the rest: their first lines start
+			// with the program's word for scenario.
+			label := "== 场景 "
 			if tt.lang == LangEN {
-				label = "summary "
+				label = "== scenario "
 			}
 			for key, r := range runs {
-				if last := r.lines[len(r.lines)-1]; !strings.HasPrefix(last, label) {
-					t.Errorf("%s: summary line %q does not start with %q", key, last, label)
+				if first := r.Lines[0]; !strings.HasPrefix(first, label) {
+					t.Errorf("%s: first line %q does not start with %q", key, first, label)
 				}
 			}
 			golden(t, goldenFile, out.String())
@@ -286,9 +286,9 @@ func TestDiagnosePassesLanguage(t *testing.T) {
 		wantFlag []string
 		wantText []string
 	}{
-		{LangZH, []string{"-lang", "zh"}, []string{"== 对照 ==", "错误写法：" + m.Explain, "参考 | b"}},
-		{LangEN, []string{"-lang", "en"}, []string{"== comparison ==", "the mistake: " + m.ExplainEN, "reference | b"}},
-		{"", []string{"-lang", "zh"}, []string{"== 对照 =="}},
+		{LangZH, []string{"-lang", "zh", "-json"}, []string{"== 对照 ==", "错误写法：" + m.Explain, "参考 | b"}},
+		{LangEN, []string{"-lang", "en", "-json"}, []string{"== comparison ==", "the mistake: " + m.ExplainEN, "reference | b"}},
+		{"", []string{"-lang", "zh", "-json"}, []string{"== 对照 =="}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.lang), func(t *testing.T) {
@@ -296,7 +296,7 @@ func TestDiagnosePassesLanguage(t *testing.T) {
 			fake := func(line string) Driver {
 				return func(_ context.Context, args []string) (string, error) {
 					got = append(got, args)
-					return "== readme ==\n" + line + "\nsummary scenario=readme rounds=1\n", nil
+					return `{"scenario":"readme","lines":["== readme ==","` + line + `"],"rounds":1,"end":"stop"}` + "\n", nil
 				}
 			}
 			var out bytes.Buffer
@@ -344,26 +344,44 @@ func mutantNamed(t *testing.T, ch *manifest.Chapter, name string) *manifest.Muta
 	return nil
 }
 
-func TestParseRuns(t *testing.T) {
-	out := "== a ==\nline\n小结 scenario=a rounds=2 end=stop\n\n== b ==\nsummary scenario=b rounds=1 weather=true\n"
-	runs, err := parseRuns(out)
+func TestDecodeRuns(t *testing.T) {
+	out := `{"scenario":"a","lines":["== a ==","line"],"rounds":2,"steps":2,"executions":1,"unpaired":0,"end":"stop"}
+{"scenario":"b","lines":["== b =="],"rounds":1,"end":"panic","checks":[{"key":"weather","label":"has_weather","ok":true}]}
+`
+	runs, err := decodeRuns(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := []string{}
 	for _, r := range runs {
-		got = append(got, r.scenario+":"+strings.Join(r.lines, "|"))
+		got = append(got, r.Scenario+":"+strings.Join(r.Lines, "|"))
 	}
-	want := []string{"a:== a ==|line|小结 scenario=a rounds=2 end=stop", "b:== b ==|summary scenario=b rounds=1 weather=true"}
+	want := []string{"a:== a ==|line", "b:== b =="}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("parseRuns (-want +got):\n%s", diff)
+		t.Errorf("decodeRuns (-want +got):\n%s", diff)
 	}
-	if v, _ := runs[1].value("weather"); v != "true" {
-		t.Errorf("weather = %q, want true", v)
+	for _, tt := range []struct {
+		run       int
+		key, want string
+		ok        bool
+	}{
+		{0, "unpaired", "0", true}, {0, "executions", "1", true}, {0, "weather", "", false},
+		{1, "weather", "true", true}, {1, "steps", "", false}, {1, "end", "panic", true},
+	} {
+		if v, ok := runs[tt.run].value(tt.key); v != tt.want || ok != tt.ok {
+			t.Errorf("run %d: value(%q) = %q, %t; want %q, %t", tt.run, tt.key, v, ok, tt.want, tt.ok)
+		}
 	}
-	for _, bad := range []string{"", "== a ==\nno summary\n", "小结 scenario=a rounds=2\ntrailing\n"} {
-		if _, err := parseRuns(bad); err == nil {
-			t.Errorf("parseRuns(%q) succeeded, want an error", bad)
+	for _, bad := range []string{
+		"",
+		"== a ==\nnot json\n",
+		`{"scenario":"a","lines":["x"],"rounds":1,"end":"stop"}` + "\ntrailing\n",
+		`{"scenario":"a","lines":["x"],"rounds":1,"end":"stop","surprise":1}`,
+		`{"scenario":"","lines":["x"]}`,
+		`{"scenario":"a","lines":[]}`,
+	} {
+		if _, err := decodeRuns(bad); err == nil {
+			t.Errorf("decodeRuns(%q) succeeded, want an error", bad)
 		}
 	}
 }

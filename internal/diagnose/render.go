@@ -1,8 +1,12 @@
 package diagnose
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
-	"regexp"
+	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/learn-tinypi/course/internal/columns"
@@ -10,56 +14,77 @@ import (
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
-// run is one run as the diagnosis program printed it.
+// run is one run as the diagnosis program reported it with -json: the lines it prints for
+// people, and the facts the comparison table holds.
 type run struct {
-	scenario string
-	// lines are the run's lines, the summary line last.
-	lines []string
-	// fields are the summary line's key=value fields, in order.
-	fields []field
+	Scenario string   `json:"scenario"`
+	Lines    []string `json:"lines"`
+	Rounds   int      `json:"rounds"`
+	// Steps, Executions and Unpaired are nil when the run did not return.
+	Steps      *int    `json:"steps"`
+	Executions *int    `json:"executions"`
+	Unpaired   *int    `json:"unpaired"`
+	End        string  `json:"end"`
+	Checks     []check `json:"checks"`
 }
 
-type field struct{ key, value string }
+// check is one fact the run checked in its final answer: Label is its name in the run's language.
+type check struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	OK    bool   `json:"ok"`
+}
 
+// value returns the fact key of the run as the table shows it ("rounds", "steps",
+// "executions", "unpaired", "end" or a check's key), and false when the run has none.
 func (r run) value(key string) (string, bool) {
-	for _, f := range r.fields {
-		if f.key == key {
-			return f.value, true
+	count := func(n *int) (string, bool) {
+		if n == nil {
+			return "", false
+		}
+		return strconv.Itoa(*n), true
+	}
+	switch key {
+	case "rounds":
+		return strconv.Itoa(r.Rounds), true
+	case "steps":
+		return count(r.Steps)
+	case "executions":
+		return count(r.Executions)
+	case "unpaired":
+		return count(r.Unpaired)
+	case "end":
+		return r.End, r.End != ""
+	}
+	for _, c := range r.Checks {
+		if c.Key == key {
+			return strconv.FormatBool(c.OK), true
 		}
 	}
 	return "", false
 }
 
-// summaryLine matches the last line of a run: a label, then key=value fields, scenario first.
-var summaryLine = regexp.MustCompile(`^\S+ (scenario=\S+(?: [a-zA-Z_]+=\S+)*)$`)
-
-// parseRuns splits the program's output into runs: each ends with its summary line, and blank
-// lines separate them.
-func parseRuns(out string) ([]run, error) {
-	var (
-		runs    []run
-		pending []string
-	)
-	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
-		if line == "" && len(pending) == 0 {
-			continue
+// decodeRuns reads the program's -json output: one run a line.
+func decodeRuns(out string) ([]run, error) {
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.DisallowUnknownFields()
+	var runs []run
+	for {
+		var r run
+		err := dec.Decode(&r)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		pending = append(pending, line)
-		m := summaryLine.FindStringSubmatch(line)
-		if m == nil {
-			continue
+		if err != nil {
+			return nil, fmt.Errorf("the diagnosis program's output is not one JSON object a run: %w\n%s", err, out)
 		}
-		r := run{lines: pending}
-		for _, kv := range strings.Fields(m[1]) {
-			k, v, _ := strings.Cut(kv, "=")
-			r.fields = append(r.fields, field{k, v})
+		if r.Scenario == "" || len(r.Lines) == 0 {
+			return nil, fmt.Errorf("the diagnosis program printed a run without its scenario or lines:\n%s", out)
 		}
-		r.scenario = r.fields[0].value
 		runs = append(runs, r)
-		pending = nil
 	}
-	if len(pending) > 0 || len(runs) == 0 {
-		return nil, fmt.Errorf("the diagnosis program's output does not end with a summary line:\n%s", out)
+	if len(runs) == 0 {
+		return nil, fmt.Errorf("the diagnosis program printed no run:\n%s", out)
 	}
 	return runs, nil
 }
@@ -68,31 +93,31 @@ func parseRuns(out string) ([]run, error) {
 // that differ between the two sides' runs of the same scenario.
 func render(l texts, ch *manifest.Chapter, m *manifest.Mutant, mutant, target []run) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, l.header+"\n", ch.Number, m.Name, m.Lab)
-	fmt.Fprintf(&b, l.explain+"\n", m.Explain)
-	fmt.Fprintf(&b, l.intro+"\n", DriverDir)
-	fmt.Fprintf(&b, "\n"+l.mutantSide+"\n\n", m.Name)
+	b.WriteString(l.text("header", ch.Number, m.Name, m.Lab) + "\n")
+	b.WriteString(l.text("explain", l.explanation(m)) + "\n")
+	b.WriteString(l.text("intro", ch.Diagnosis.Program) + "\n")
+	b.WriteString("\n" + l.text("side.mutant", m.Name) + "\n\n")
 	writeRuns(&b, mutant)
-	b.WriteString("\n" + l.targetSide + "\n\n")
+	b.WriteString("\n" + l.text("side.target") + "\n\n")
 	writeRuns(&b, target)
 
-	b.WriteString("\n" + l.compare + "\n")
+	b.WriteString("\n" + l.text("compare") + "\n")
 	writeTable(&b, comparison(l, m, mutant, target))
 
 	for _, mr := range mutant {
 		for _, tr := range target {
-			if mr.scenario != tr.scenario {
+			if mr.Scenario != tr.Scenario {
 				continue
 			}
-			fmt.Fprintf(&b, "\n"+l.diffHeader+"\n", mr.scenario)
-			diff := lineDiff(tr.lines[:len(tr.lines)-1], mr.lines[:len(mr.lines)-1])
+			b.WriteString("\n" + l.text("diff.header", mr.Scenario) + "\n")
+			diff := lineDiff(tr.Lines, mr.Lines)
 			if len(diff) == 0 {
-				b.WriteString("  " + l.diffNone + "\n")
+				b.WriteString("  " + l.text("diff.none") + "\n")
 			}
 			for _, d := range diff {
-				prefix := l.diffTarget
+				prefix := l.text("diff.target")
 				if d.added {
-					prefix = l.diffMutant
+					prefix = l.text("diff.mutant")
 				}
 				fmt.Fprintf(&b, "  %s %s\n", prefix, d.line)
 			}
@@ -106,33 +131,33 @@ func writeRuns(b *strings.Builder, runs []run) {
 		if i > 0 {
 			b.WriteString("\n")
 		}
-		for _, line := range r.lines {
+		for _, line := range r.Lines {
 			b.WriteString(line + "\n")
 		}
 	}
 }
 
 // comparison is the table of both sides' runs: mutant rows first, then the reference's. The
-// columns after the fixed ones are the facts the runs checked in their final answers.
+// columns after the fixed ones are the facts the runs checked in their final answers, headed by
+// the labels the program gave them.
 func comparison(l texts, m *manifest.Mutant, mutant, target []run) [][]string {
 	fixed := []string{"rounds", "steps", "executions", "unpaired", "end"}
+	header := []string{l.text("col.side"), l.text("col.scenario"), l.text("col.rounds"), l.text("col.steps"),
+		l.text("col.executions"), l.text("col.unpaired"), l.text("col.end")}
 	var checks []string
-	for _, r := range append(append([]run(nil), mutant...), target...) {
-		for _, f := range r.fields {
-			if f.key != "scenario" && !contains(fixed, f.key) && !contains(checks, f.key) {
-				checks = append(checks, f.key)
+	for _, r := range slices.Concat(mutant, target) {
+		for _, c := range r.Checks {
+			if !slices.Contains(checks, c.Key) {
+				checks = append(checks, c.Key)
+				header = append(header, c.Label)
 			}
 		}
-	}
-	header := append([]string{l.colSide, l.colScenario}, l.colRounds, l.colSteps, l.colExecutions, l.colUnpaired, l.colEnd)
-	for _, c := range checks {
-		header = append(header, l.checkLabel(c))
 	}
 	rows := [][]string{header}
 	add := func(side string, runs []run) {
 		for _, r := range runs {
-			row := []string{side, r.scenario}
-			for _, k := range append(append([]string(nil), fixed...), checks...) {
+			row := []string{side, r.Scenario}
+			for _, k := range slices.Concat(fixed, checks) {
 				v, ok := r.value(k)
 				if !ok {
 					v = "-"
@@ -142,18 +167,9 @@ func comparison(l texts, m *manifest.Mutant, mutant, target []run) [][]string {
 			rows = append(rows, row)
 		}
 	}
-	add(fmt.Sprintf(l.rowMutant, m.Name), mutant)
-	add(l.rowTarget, target)
+	add(l.text("row.mutant", m.Name), mutant)
+	add(l.text("row.target"), target)
 	return rows
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // writeTable writes rows as an indented table padded by display width (a Chinese character

@@ -65,6 +65,20 @@ type Chapter struct {
 	Doc     string    `yaml:"doc"`
 	Labs    []*Lab    `yaml:"labs"`
 	Mutants []*Mutant `yaml:"mutants"`
+	// Diagnosis names the chapter's diagnosis program and its scenarios; nil when the chapter
+	// has none. `course diagnose` runs it on a mutant and on the target.
+	Diagnosis *Diagnosis `yaml:"diagnosis"`
+}
+
+// Diagnosis is a chapter's diagnosis program: a main package of the chapter's trees that runs
+// named scenarios against the chapter's code.
+type Diagnosis struct {
+	// Program is the program's package directory, relative to solutions/tinypi ("cmd/diagnose").
+	Program string `yaml:"program"`
+	// Scenarios are every scenario name the program knows, in the order it lists them.
+	Scenarios []string `yaml:"scenarios"`
+	// Default are the scenarios run for a mutant that names none of its own.
+	Default []string `yaml:"default"`
 }
 
 // Lab is one lab of a chapter.
@@ -91,6 +105,26 @@ type Mutant struct {
 	Replace   string `yaml:"replace"`
 	Explain   string `yaml:"explain"`
 	ExplainEN string `yaml:"explain_en"`
+	// Diagnose are the scenarios of the chapter's diagnosis program that show this mistake
+	// best, run on the mutated code; empty means the diagnosis' default scenarios.
+	Diagnose []string `yaml:"diagnose"`
+	// DiagnoseReference are the scenarios run on the target for comparison; empty means the
+	// same as Diagnose.
+	DiagnoseReference []string `yaml:"diagnose_reference"`
+}
+
+// Scenarios returns the scenarios a diagnosis of m runs on the mutated code and on the target,
+// given the chapter's diagnosis d.
+func (m *Mutant) Scenarios(d *Diagnosis) (mutant, target []string) {
+	mutant = m.Diagnose
+	if len(mutant) == 0 {
+		mutant = d.Default
+	}
+	target = m.DiagnoseReference
+	if len(target) == 0 {
+		target = mutant
+	}
+	return mutant, target
 }
 
 // UnknownChapterError reports a chapter number that the course does not have. Its message lists
@@ -295,7 +329,54 @@ func (ch *Chapter) validate() error {
 			fail("%s: explain and explain_en must both be set", where)
 		}
 	}
+	errs = append(errs, ch.validateDiagnosis()...)
 	return errors.Join(errs...)
+}
+
+// validateDiagnosis checks the diagnosis block and every mutant's scenarios: each name must be a
+// scenario the diagnosis lists.
+func (ch *Chapter) validateDiagnosis() []error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	d := ch.Diagnosis
+	if d == nil {
+		for i, m := range ch.Mutants {
+			if len(m.Diagnose) > 0 || len(m.DiagnoseReference) > 0 {
+				fail("mutants[%d] (%s): diagnose is set, but the chapter has no diagnosis block", i, m.Name)
+			}
+		}
+		return errs
+	}
+	if !cleanRelative(d.Program) {
+		fail("diagnosis: program %q must be a clean relative path inside solutions/tinypi", d.Program)
+	}
+	known := map[string]bool{}
+	for _, s := range d.Scenarios {
+		if s == "" || known[s] || strings.ContainsAny(s, " \t\n") || strings.HasPrefix(s, "-") {
+			fail("diagnosis: scenario %q is empty, listed twice, or not a plain name", s)
+		}
+		known[s] = true
+	}
+	if len(d.Scenarios) == 0 {
+		fail("diagnosis: scenarios: the program needs at least one scenario")
+	}
+	check := func(where, field string, names []string) {
+		for _, s := range names {
+			if !known[s] {
+				fail("%s: %s: unknown scenario %q; the diagnosis has: %s", where, field, s, strings.Join(d.Scenarios, ", "))
+			}
+		}
+	}
+	if len(d.Default) == 0 {
+		fail("diagnosis: default: name the scenarios run for a mutant without its own")
+	}
+	check("diagnosis", "default", d.Default)
+	for i, m := range ch.Mutants {
+		where := fmt.Sprintf("mutants[%d] (%s)", i, m.Name)
+		check(where, "diagnose", m.Diagnose)
+		check(where, "diagnose_reference", m.DiagnoseReference)
+	}
+	return errs
 }
 
 // validateAcrossChapters checks what no single chapter file can: unique numbers, lab ids and

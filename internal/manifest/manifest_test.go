@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -229,6 +230,26 @@ func TestLoadErrors(t *testing.T) {
 		{"rebuild that observes", "checkpoints/00-tour.yaml", "mode: observe", "mode: rebuild", "observes: only an observe chapter observes another chapter"},
 		{"observes an unknown chapter", "checkpoints/00-tour.yaml", `observes: "02"`, `observes: "05"`, `chapter 00: observes "05", which is not a chapter of the course`},
 		{"lab of chapter 00", "checkpoints/00-tour.yaml", `id: "0.1"`, `id: "1.1"`, "id must start with the chapter number 0"},
+		{"diagnose without a diagnosis", "checkpoints/02-tools.yaml", "explain_en: Skips validation.",
+			"explain_en: Skips validation.\n    diagnose: [fast]", "mutants[0] (skip-validation): diagnose is set, but the chapter has no diagnosis block"},
+		{"unknown scenario of a mutant", "checkpoints/02-tools.yaml", "explain_en: The tour prints nothing.",
+			"explain_en: The tour prints nothing.\n    diagnose: [fsat]\ndiagnosis: {program: cmd/diagnose, scenarios: [fast, slow], default: [fast]}",
+			`mutants[1] (silent-tour): diagnose: unknown scenario "fsat"; the diagnosis has: fast, slow`},
+		{"unknown reference scenario", "checkpoints/02-tools.yaml", "explain_en: The tour prints nothing.",
+			"explain_en: The tour prints nothing.\n    diagnose_reference: [none]\ndiagnosis: {program: cmd/diagnose, scenarios: [fast], default: [fast]}",
+			`diagnose_reference: unknown scenario "none"`},
+		{"unknown default scenario", "checkpoints/02-tools.yaml", "doc: docs/02-tools.md",
+			"doc: docs/02-tools.md\ndiagnosis: {program: cmd/diagnose, scenarios: [fast], default: [slow]}", `diagnosis: default: unknown scenario "slow"`},
+		{"diagnosis without default", "checkpoints/02-tools.yaml", "doc: docs/02-tools.md",
+			"doc: docs/02-tools.md\ndiagnosis: {program: cmd/diagnose, scenarios: [fast]}", "diagnosis: default: name the scenarios"},
+		{"diagnosis without scenarios", "checkpoints/02-tools.yaml", "doc: docs/02-tools.md",
+			"doc: docs/02-tools.md\ndiagnosis: {program: cmd/diagnose, default: [fast]}", "at least one scenario"},
+		{"scenario listed twice", "checkpoints/02-tools.yaml", "doc: docs/02-tools.md",
+			"doc: docs/02-tools.md\ndiagnosis: {program: cmd/diagnose, scenarios: [fast, fast], default: [fast]}", `scenario "fast" is empty, listed twice`},
+		{"program outside the package", "checkpoints/02-tools.yaml", "doc: docs/02-tools.md",
+			"doc: docs/02-tools.md\ndiagnosis: {program: ../diagnose, scenarios: [fast], default: [fast]}", `program "../diagnose" must be a clean relative path`},
+		{"typo in diagnosis", "checkpoints/02-tools.yaml", "doc: docs/02-tools.md",
+			"doc: docs/02-tools.md\ndiagnosis: {program: cmd/diagnose, scenario: [fast], default: [fast]}", "scenario"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,6 +260,42 @@ func TestLoadErrors(t *testing.T) {
 			_, err := manifest.Load(fsys)
 			assert.ErrorContains(t, err, tt.want)
 		})
+	}
+}
+
+// TestMutantScenarios checks which scenarios a diagnosis runs on each side: the mutant's own,
+// the reference's when it names them, and the chapter's default otherwise.
+func TestMutantScenarios(t *testing.T) {
+	fsys := validFS()
+	data := string(fsys["checkpoints/02-tools.yaml"].Data)
+	data = strings.Replace(data, "explain_en: Skips validation.", "explain_en: Skips validation.\n    diagnose: [slow]\n    diagnose_reference: [fast, slow]", 1)
+	data += "diagnosis:\n  program: cmd/diagnose\n  scenarios: [fast, slow]\n  default: [fast]\n"
+	fsys["checkpoints/02-tools.yaml"] = &fstest.MapFile{Data: []byte(data)}
+	c, err := manifest.Load(fsys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := c.Chapter("02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &manifest.Diagnosis{Program: "cmd/diagnose", Scenarios: []string{"fast", "slow"}, Default: []string{"fast"}}
+	if diff := cmp.Diff(want, ch.Diagnosis); diff != "" {
+		t.Errorf("diagnosis (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		mutant         int
+		mutated, refer []string
+	}{
+		{0, []string{"slow"}, []string{"fast", "slow"}},
+		{1, []string{"fast"}, []string{"fast"}},
+	}
+	for _, tt := range tests {
+		m := ch.Mutants[tt.mutant]
+		mutated, refer := m.Scenarios(ch.Diagnosis)
+		if !slices.Equal(mutated, tt.mutated) || !slices.Equal(refer, tt.refer) {
+			t.Errorf("%s: Scenarios = %v, %v; want %v, %v", m.Name, mutated, refer, tt.mutated, tt.refer)
+		}
 	}
 }
 

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/learn-tinypi/course/internal/atomicfile"
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
@@ -113,8 +114,8 @@ func FromReport(ch *manifest.Chapter, labs []*manifest.Lab, report *gotest.Repor
 // LabTests returns the top-level tests of report that lab's pattern selects, in the order they
 // started; nil when the pattern does not compile (the manifest validates patterns). It is the
 // one place that picks a lab's tests from a run: `course test`, `course status`, the progress
-// file and the kit's own checks all count through it, and a test counts as passed only when
-// gotest says it reported its own pass.
+// file, the known-mistake signatures and the kit's own checks all count through it, and a test
+// counts as passed only when gotest says it reported its own pass.
 func LabTests(lab *manifest.Lab, report *gotest.Report) []gotest.TestResult {
 	re, err := regexp.Compile(lab.Pattern)
 	if err != nil {
@@ -259,35 +260,14 @@ func Load(root string) (*Progress, error) {
 	return &p, nil
 }
 
-// Save writes p as the progress of the practice directory root. It writes a temporary file next
-// to the old one and renames it into place, so a reader never sees half a file and a failure
-// keeps the old progress.
-func Save(root string, p Progress) (err error) {
-	file := filepath.Join(root, filepath.FromSlash(Path))
+// Save writes p as the progress of the practice directory root, atomically (atomicfile.Write): a
+// reader never sees half a file and a failure keeps the old progress.
+func Save(root string, p Progress) error {
 	data, err := json.MarshalIndent(p, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding the progress: %w", err)
 	}
-	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(file), ".progress-*.json")
-	if err != nil {
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(append(data, '\n')); err != nil {
-		tmp.Close()
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("saving the progress: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), file); err != nil {
+	if err := atomicfile.Write(filepath.Join(root, filepath.FromSlash(Path)), append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("saving the progress: %w", err)
 	}
 	return nil

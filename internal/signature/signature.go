@@ -41,6 +41,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/progress"
 )
 
 // Dir is the folder of the signature files, relative to the root of the course content.
@@ -188,23 +189,21 @@ func Normalize(msg string) string {
 	return msg
 }
 
-// Failures returns the failed top-level tests of report whose names lab's pattern selects, with
-// normalised messages, sorted by test name. A build failure gives no failures: it is not a
-// mistake of any lab's logic.
+// Failures returns the failed tests of lab in report (progress.LabTests, the one function that
+// picks a lab's tests from a run), with normalised messages, sorted by test name. A build failure
+// gives no failures: it is not a mistake of any lab's logic.
 func Failures(report *gotest.Report, lab *manifest.Lab) ([]Failure, error) {
-	re, err := regexp.Compile(lab.Pattern)
-	if err != nil {
+	if _, err := regexp.Compile(lab.Pattern); err != nil {
 		return nil, fmt.Errorf("lab %s pattern %q: %w", lab.ID, lab.Pattern, err)
 	}
 	if report.BuildFailed {
 		return nil, nil
 	}
 	var out []Failure
-	for _, t := range report.Tests {
-		if !t.Failed || strings.Contains(t.Name, "/") || !re.MatchString(t.Name) {
-			continue
+	for _, t := range progress.LabTests(lab, report) {
+		if t.Failed {
+			out = append(out, Failure{Test: t.Name, Message: Normalize(t.FirstFailure)})
 		}
-		out = append(out, Failure{Test: t.Name, Message: Normalize(t.FirstFailure)})
 	}
 	sortFailures(out)
 	return out, nil

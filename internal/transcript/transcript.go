@@ -2,10 +2,10 @@
 // same test, with the first difference marked.
 //
 // The focused tests of an agent chapter write a tinypi.RunRecord per test when
-// tinypi.RunRecordDirEnv is set. This package renders each record as numbered lines (the
-// requests, every event in the loop's order, the final transcript and the result), aligns two
-// renderings section by section and prints them side by side, or one above the other on a
-// narrow terminal.
+// tinypi.RunRecordDirEnv is set; tinypi only writes records, this package reads them (decode.go).
+// It renders each record as numbered lines (the requests, every event in the loop's order, the
+// final transcript and the result), aligns two renderings section by section and prints them
+// side by side, or one above the other on a narrow terminal.
 package transcript
 
 import (
@@ -27,7 +27,7 @@ import (
 
 // Load reads one record.
 func Load(path string) (tinypi.RunRecord, error) {
-	rec, err := tinypi.ReadRunRecord(path)
+	rec, err := readRecord(path)
 	if err != nil {
 		return tinypi.RunRecord{}, fmt.Errorf("loading a run record: %w", err)
 	}
@@ -255,28 +255,6 @@ func markReordered(rows []Row) {
 			}
 		}
 		i = j
-	}
-}
-
-// Labels are the words Render prints, so that the caller can choose the language.
-type Labels struct {
-	Learner, Reference string // column headings, e.g. "your run", "reference run"
-	// FirstDifference is a format taking the line number (%[1]d) and the section (%[2]s).
-	FirstDifference string
-	Same            string // printed when the runs agree
-	TestFailed      string // printed after the test name when the learner's test failed
-	Reordered       string // explains the "~" marker
-}
-
-// DefaultLabels returns the English labels.
-func DefaultLabels() Labels {
-	return Labels{
-		Learner:         "your run",
-		Reference:       "reference run",
-		FirstDifference: "first difference: line %[1]d (%[2]s)",
-		Same:            "the two runs agree",
-		TestFailed:      "(failed)",
-		Reordered:       "~ same tool_end events, completed in another order",
 	}
 }
 

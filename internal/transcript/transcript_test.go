@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/learn-tinypi/course/internal/columns"
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
@@ -188,6 +189,10 @@ func TestLoadErrors(t *testing.T) {
 		{"model.json", `{"format":1,"events":[{"type":"model_event","event":{"type":"bogus"}}],"result":{"messages":[]}}`, `unknown model event type "bogus"`},
 		{"role.json", `{"format":1,"events":[{"type":"tool_end","result":{"role":"user","content":[]}}],"result":{"messages":[]}}`, "user message where a toolResult message belongs"},
 		{"turnend.json", `{"format":1,"events":[{"type":"turn_end","reason":"stop"}],"result":{"messages":[]}}`, "turn_end without steps"},
+		{"call.json", `{"format":1,"events":[{"type":"tool_start","call":{"type":"text","text":"x"}}],"result":{"messages":[]}}`, `block of type "text" where a tool call belongs`},
+		{"nocall.json", `{"format":1,"events":[{"type":"tool_start"}],"result":{"messages":[]}}`, "tool call missing"},
+		{"block.json", `{"format":1,"events":[{"type":"tool_progress","content":[{"type":"image"}]}],"result":{"messages":[]}}`, `unknown type "image"`},
+		{"nomodel.json", `{"format":1,"events":[{"type":"model_event"}],"result":{"messages":[]}}`, "model_event without its event"},
 	}
 	for _, tt := range tests {
 		_, err := Load(write(tt.name, tt.content))
@@ -350,13 +355,7 @@ func TestCompareReorderedToolEnds(t *testing.T) {
 }
 
 func TestRender(t *testing.T) {
-	zh := Labels{
-		Learner:         "你的运行",
-		Reference:       "参考运行",
-		FirstDifference: "第一处不同：第 %[1]d 行（%[2]s）",
-		Same:            "两次运行一致",
-		TestFailed:      "（失败）",
-	}
+	zh := LabelsIn(i18n.ZH)
 	tests := []struct {
 		name              string
 		learner, ref      tinypi.RunRecord

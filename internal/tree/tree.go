@@ -230,6 +230,29 @@ func (b *Builder) checkLab(ch *manifest.Chapter, lab *manifest.Lab) error {
 	return nil
 }
 
+// Sources returns the paths, relative to the root of the course content and sorted, of every
+// file ch's trees are built from: the kit's go.mod and go.sum, and each file under SourceDir that
+// a chapter in ch's trees owns (manifest.Course.TreeChapters), directories expanded. Its target,
+// parent's successors, starter, progressive stages and mutants read nothing else of the content
+// (the manifests aside), so a proof over them holds as long as these files are unchanged.
+func (b *Builder) Sources(ch *manifest.Chapter) ([]string, error) {
+	if err := b.check(ch); err != nil {
+		return nil, err
+	}
+	paths := []string{"go.mod", "go.sum"}
+	for _, c := range b.course.TreeChapters(ch) {
+		files, err := b.chapterFiles(c)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			paths = append(paths, path.Join(SourceDir, f))
+		}
+	}
+	slices.Sort(paths)
+	return slices.Compact(paths), nil
+}
+
 // UnownedFiles lists the files under solutions/tinypi that no chapter owns; such a file is in no
 // learner tree, which is almost always a mistake in the manifests.
 func (b *Builder) UnownedFiles() ([]string, error) {

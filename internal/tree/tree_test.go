@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -493,6 +494,44 @@ func TestLabBodies(t *testing.T) {
 	for _, tt := range errs {
 		if err := tt.err(); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error = %v, want one containing %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestSources: a chapter's sources are the kit's go.mod and go.sum and the reference files of
+// every chapter in its trees (directories expanded), which are exactly the files of its target.
+func TestSources(t *testing.T) {
+	b := newBuilder(t, testFS(t))
+	want := map[string][]string{
+		"00": {"go.mod", "go.sum", "solutions/tinypi/base.go", "solutions/tinypi/ch00_tour_test.go", "solutions/tinypi/ch01_base_test.go",
+			"solutions/tinypi/ch02_tools_test.go", "solutions/tinypi/doc.go", "solutions/tinypi/tool.go", "solutions/tinypi/tour.go",
+			"solutions/tinypi/wire/data.txt", "solutions/tinypi/wire/wire.go"},
+		"01": {"go.mod", "go.sum", "solutions/tinypi/base.go", "solutions/tinypi/ch01_base_test.go", "solutions/tinypi/doc.go",
+			"solutions/tinypi/wire/data.txt", "solutions/tinypi/wire/wire.go"},
+	}
+	want["02"] = want["00"]
+	for _, ch := range b.Course().Chapters {
+		got, err := b.Sources(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want[ch.Number], got); diff != "" {
+			t.Errorf("Sources(%s) (-want +got):\n%s", ch.Number, diff)
+		}
+		target, err := b.Target(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromTarget []string
+		for _, p := range target.Paths() {
+			if p != "go.mod" && p != "go.sum" {
+				p = "solutions/tinypi/" + p
+			}
+			fromTarget = append(fromTarget, p)
+		}
+		slices.Sort(fromTarget)
+		if diff := cmp.Diff(fromTarget, got); diff != "" {
+			t.Errorf("Sources(%s) differs from its target's files (-target +sources):\n%s", ch.Number, diff)
 		}
 	}
 }

@@ -24,8 +24,9 @@ import (
 // runs: when it holds a directory, each test writes its RunRecord there.
 const RunRecordDirEnv = "TINYPI_TRANSCRIPT_DIR"
 
-// runRecordFormat is the version of the JSON form; a reader refuses any other.
-const runRecordFormat = 1
+// RunRecordFormat is the version of the JSON form WriteRunRecord writes; a reader refuses any
+// other. The reader is the course kit's (`course transcript`): this package only writes.
+const RunRecordFormat = 1
 
 // RunRecord is one agent run as a test drove it.
 type RunRecord struct {
@@ -195,19 +196,6 @@ func WriteRunRecord(dir string, rec RunRecord) error {
 	return nil
 }
 
-// ReadRunRecord reads a record WriteRunRecord wrote.
-func ReadRunRecord(path string) (RunRecord, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return RunRecord{}, fmt.Errorf("tinypi: reading a run record: %w", err)
-	}
-	rec, err := unmarshalRunRecord(data)
-	if err != nil {
-		return RunRecord{}, fmt.Errorf("tinypi: run record %s: %w", path, err)
-	}
-	return rec, nil
-}
-
 // --- JSON -------------------------------------------------------------------------------------
 
 type runRecordJSON struct {
@@ -261,7 +249,7 @@ type modelEventJSON struct {
 }
 
 func marshalRunRecord(rec RunRecord) ([]byte, error) {
-	j := runRecordJSON{Format: runRecordFormat, Test: rec.Test, Failed: rec.Failed, Err: rec.Err,
+	j := runRecordJSON{Format: RunRecordFormat, Test: rec.Test, Failed: rec.Failed, Err: rec.Err,
 		Requests: []requestJSON{}, Events: []loopEventJSON{}}
 	for i, req := range rec.Requests {
 		messages, err := MarshalMessages(req.Messages)
@@ -342,129 +330,4 @@ func encodeModelEvent(e AssistantEvent) (*modelEventJSON, error) {
 		return nil, fmt.Errorf("cannot encode model event of type %T", e)
 	}
 	return j, err
-}
-
-func unmarshalRunRecord(data []byte) (RunRecord, error) {
-	var j runRecordJSON
-	if err := json.Unmarshal(data, &j); err != nil {
-		return RunRecord{}, err
-	}
-	if j.Format != runRecordFormat {
-		return RunRecord{}, fmt.Errorf("format %d, want %d (written by another version of the course?)", j.Format, runRecordFormat)
-	}
-	rec := RunRecord{Test: j.Test, Failed: j.Failed, Err: j.Err}
-	for i, rj := range j.Requests {
-		messages, err := UnmarshalMessages(rj.Messages)
-		if err != nil {
-			return RunRecord{}, fmt.Errorf("request %d: %w", i+1, err)
-		}
-		req := Request{SystemPrompt: rj.SystemPrompt, Messages: messages}
-		for _, t := range rj.Tools {
-			req.Tools = append(req.Tools, ToolDefinition(t))
-		}
-		rec.Requests = append(rec.Requests, req)
-	}
-	for i, ej := range j.Events {
-		e, err := decodeLoopEvent(ej)
-		if err != nil {
-			return RunRecord{}, fmt.Errorf("event %d: %w", i+1, err)
-		}
-		rec.Events = append(rec.Events, e)
-	}
-	messages, err := UnmarshalMessages(j.Result.Messages)
-	if err != nil {
-		return RunRecord{}, fmt.Errorf("result: %w", err)
-	}
-	rec.Result = AgentRunResult{Reason: j.Result.Reason, Steps: j.Result.Steps, Messages: messages}
-	return rec, nil
-}
-
-func decodeLoopEvent(j loopEventJSON) (LoopEvent, error) {
-	switch j.Type {
-	case "model_event":
-		e, err := decodeModelEvent(j.Event)
-		return ModelEvent{Event: e}, err
-	case "assistant_message":
-		m, err := decodeAs[AssistantMessage](j.Message)
-		return AssistantMessageEvent{Message: m}, err
-	case "tool_start":
-		call, err := decodeCall(j.Call)
-		return ToolStartEvent{Call: call}, err
-	case "tool_progress":
-		content, err := decodeBlocks(j.Content)
-		return ToolProgressEvent{CallID: j.CallID, Content: content}, err
-	case "tool_end":
-		r, err := decodeAs[ToolResultMessage](j.Result)
-		return ToolEndEvent{Result: r}, err
-	case "tool_skipped":
-		r, err := decodeAs[ToolResultMessage](j.Result)
-		return ToolSkippedEvent{Result: r}, err
-	case "turn_end":
-		if j.Steps == nil {
-			return nil, errors.New("turn_end without steps")
-		}
-		return TurnEndEvent{Reason: j.Reason, Steps: *j.Steps}, nil
-	default:
-		return nil, fmt.Errorf("unknown loop event type %q", j.Type)
-	}
-}
-
-func decodeModelEvent(j *modelEventJSON) (AssistantEvent, error) {
-	if j == nil {
-		return nil, errors.New("model_event without its event")
-	}
-	index := 0
-	if j.ContentIndex != nil {
-		index = *j.ContentIndex
-	}
-	switch j.Type {
-	case "start":
-		return StartEvent{}, nil
-	case "text_delta":
-		return TextDeltaEvent{ContentIndex: index, Delta: j.Delta}, nil
-	case "thinking_delta":
-		return ThinkingDeltaEvent{ContentIndex: index, Delta: j.Delta}, nil
-	case "toolcall_delta":
-		return ToolCallDeltaEvent{ContentIndex: index, Delta: j.Delta}, nil
-	case "toolcall_end":
-		call, err := decodeCall(j.ToolCall)
-		return ToolCallEndEvent{ContentIndex: index, ToolCall: call}, err
-	case "done":
-		m, err := decodeAs[AssistantMessage](j.Message)
-		return DoneEvent{Message: m}, err
-	case "error":
-		m, err := decodeAs[AssistantMessage](j.Message)
-		return ErrorEvent{Message: m}, err
-	default:
-		return nil, fmt.Errorf("unknown model event type %q", j.Type)
-	}
-}
-
-func decodeCall(b *blockJSON) (ToolCall, error) {
-	if b == nil {
-		return ToolCall{}, errors.New("tool call missing")
-	}
-	blocks, err := decodeBlocks([]blockJSON{*b})
-	if err != nil {
-		return ToolCall{}, err
-	}
-	call, ok := blocks[0].(ToolCall)
-	if !ok {
-		return ToolCall{}, fmt.Errorf("block of type %q where a tool call belongs", b.Type)
-	}
-	return call, nil
-}
-
-// decodeAs decodes one message and checks that it has the role M.
-func decodeAs[M Message](data json.RawMessage) (M, error) {
-	var zero M
-	m, err := UnmarshalMessage(data)
-	if err != nil {
-		return zero, err
-	}
-	typed, ok := m.(M)
-	if !ok {
-		return zero, fmt.Errorf("%s message where a %s message belongs", m.MessageRole(), zero.MessageRole())
-	}
-	return typed, nil
 }

@@ -18,11 +18,21 @@ import (
 // scripted response, so the n-th request always meets the n-th message.
 //
 // A ScriptedModel is safe for concurrent use.
+//
+// Recording costs what is new in a request, not the whole transcript: when a request's messages
+// extend the previous request's slice in place (the same backing array, at least as long, as
+// the agent loop of chapter 07 passes its growing transcript), the copies already recorded for
+// the earlier messages are shared and only the new messages are copied. The model therefore
+// assumes that a message it was already sent is not changed in place afterwards while the same
+// slice keeps growing; a request in any other slice is copied whole.
 type ScriptedModel struct {
 	mu        sync.Mutex
 	responses []AssistantMessage // never changed after NewScriptedModel
 	calls     int                // requests received so far
 	requests  []Request          // deep copies, in the order the requests arrived
+
+	sent   []Message // the messages of the last recorded request, as the caller passed them
+	copies []Message // their recorded copies; records share this array (see record)
 }
 
 // NewScriptedModel returns a model that replays responses in order. It keeps its own copy of
@@ -101,14 +111,41 @@ func (m *ScriptedModel) take(req Request) (msg AssistantMessage, number int, ok 
 	m.calls++
 	number = m.calls
 	//lab:begin 4.2
-	m.requests = append(m.requests, cloneRequest(req))
+	m.requests = append(m.requests, m.record(req))
 	//lab:stub
-	//	// 在这里记录 req 的深拷贝，供 Requests 返回。
+	//	// 在这里用 m.record 记录 req 的深拷贝，供 Requests 返回。
 	//lab:end
 	if number > len(m.responses) {
 		return AssistantMessage{}, number, false
 	}
 	return CloneMessage(m.responses[number-1]).(AssistantMessage), number, true
+}
+
+// record returns the copy of req that the model keeps: cloneRequest's deep copy, made in time
+// and memory proportional to what is new. m.mu is held.
+//
+// Performance, not part of lab 4.2: an agent loop sends its whole transcript with every
+// request, so copying every request whole costs O(n²) for a run of n steps (2,000 steps took a
+// second and 700 MiB). When req.Messages extends the previous request's slice in place, its
+// first messages are the very slots that were copied last time: their copies are reused and
+// only the new messages go through cloneRequest. Each record gets a clipped view of the shared
+// copies, so appending the next request's copies never shows in an earlier record. A request in
+// another slice (another caller, or the loop's transcript after append moved it) is copied
+// whole; a transcript that grows by append moves O(log n) times, so that stays linear too.
+func (m *ScriptedModel) record(req Request) Request {
+	prev := len(m.sent)
+	if prev == 0 || len(req.Messages) < prev || &req.Messages[0] != &m.sent[0] {
+		rec := cloneRequest(req)
+		m.sent, m.copies = req.Messages, rec.Messages
+		return rec
+	}
+	tail := req
+	tail.Messages = req.Messages[prev:]
+	rec := cloneRequest(tail)
+	m.copies = append(m.copies, rec.Messages...)
+	m.sent = req.Messages
+	rec.Messages = m.copies[:len(m.copies):len(m.copies)]
+	return rec
 }
 
 // exhausted is the failed response to request number when the script has no message for it.

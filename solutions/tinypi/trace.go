@@ -77,24 +77,22 @@ func TraceREADMERoundTrip(ctx context.Context) (Trace, error) {
 		),
 		record: record,
 	}
-	res, err := RunAgentLoop(ctx, AgentLoopOptions{
+	// The requests and events are recorded by the RunRecorder the focused tests use too; the
+	// call log above is the trace's own.
+	rec := NewRunRecorder("readme-trace")
+	res, err := RunAgentLoop(ctx, rec.Wrap(AgentLoopOptions{
 		Context: AgentContext{
 			SystemPrompt: TraceSystemPrompt,
 			Messages:     []Message{UserMessage{Content: []ContentBlock{Text(TraceQuestion)}, Timestamp: 1}},
 		},
 		Model: model,
 		Tools: registry,
-		OnEvent: func(e LoopEvent) {
-			mu.Lock()
-			defer mu.Unlock()
-			tr.Events = append(tr.Events, e)
-		},
-	})
+	}))
 	if err != nil {
 		return Trace{}, err
 	}
-	tr.Result = res
-	tr.Requests = model.inner.Requests()
+	run := rec.Record(false)
+	tr.Requests, tr.Events, tr.Result = run.Requests, run.Events, res
 	return tr, nil
 }
 

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/i18n"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
+	"github.com/learn-tinypi/course/internal/progress"
+	"github.com/learn-tinypi/course/solutions/tinypi"
+)
+
+// labRunMessages are the texts of a run of focused tests, whichever command starts it.
+var labRunMessages = i18n.Catalog{
+	"test.running":  {ZH: "第 %s 章 · 运行：go test -run %s .", EN: "chapter %s · running: go test -run %s ."},
+	"progress.save": {ZH: "注意：无法保存进度（%v）", EN: "warning: the progress could not be saved (%v)"},
+	"tests.changed": {
+		ZH: "注意：聚焦测试文件和练习开始时不一样了：%s\n改过的测试证明不了什么：在恢复之前，没有 Lab 会被记为完成，参考答案也不会解锁。\n恢复它们（只恢复测试文件，你的代码不动）：\n  %s",
+		EN: "WARNING: the focused test files differ from the ones the practice started with: %s\nEdited tests prove nothing: until they are restored, no lab is marked done and no solution unlocks.\nRestore them (only the test files; your code stays as it is):\n  %s",
+	},
+}
+
+// runPattern is the -run pattern that selects the tests of labs.
+func runPattern(labs []*manifest.Lab) string {
+	patterns := make([]string, len(labs))
+	for i, l := range labs {
+		patterns[i] = l.Pattern
+	}
+	return strings.Join(patterns, "|")
+}
+
+// labRun is one run of the focused tests of some labs of a chapter.
+type labRun struct {
+	// testsChanged lists the focused test files that differ from the practice's start: while it
+	// is not empty no lab counts as done.
+	testsChanged []string
+	report       *gotest.Report
+	outcome      progress.Progress // what the run found about the labs it ran
+	progress     progress.Progress // the chapter's progress with the outcome merged in
+}
+
+// runLabs runs the focused tests of labs in the practice directory root, records the outcome in
+// its progress file and returns the report, the outcome and the updated progress of the whole
+// chapter. A progress file that cannot be written is a warning, not a failure.
+func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, labs []*manifest.Lab) (labRun, error) {
+	changed := a.changedTests(root)
+	if len(changed) > 0 {
+		a.printTestsChanged(changed)
+	}
+	run := runPattern(labs)
+	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
+	started := time.Now()
+	report, err := gotest.Run(ctx, gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout})
+	if err != nil {
+		return labRun{}, err
+	}
+	a.printTimedOut(ch, report) // timeout.go
+	outcome := progress.FromReport(ch, labs, report, started)
+	if len(changed) > 0 {
+		outcome.Distrust(testsChangedReason(changed))
+	}
+	return labRun{testsChanged: changed, report: report, outcome: outcome,
+		progress: a.recordProgress(root, ch, outcome, changed)}, nil
+}
+
+// changedTests returns the focused test files of the practice directory root that differ from
+// the ones it was created with. A failure to check is a warning: the run still counts.
+func (a *app) changedTests(root string) []string {
+	_, prov, err := practice.Find(root)
+	if err != nil {
+		return nil
+	}
+	changed, err := prov.ChangedTestFiles(root)
+	if err != nil {
+		fmt.Fprintln(a.stderr, a.p.text("err.prefix", err))
+		return nil
+	}
+	return changed
+}
+
+// printTestsChanged says loudly that the focused tests were edited, and how to restore them.
+func (a *app) printTestsChanged(changed []string) {
+	cmd := "course reset --tests"
+	if a.fromCwd != "" {
+		cmd += " " + shellQuote(a.fromCwd)
+	}
+	fmt.Fprintln(a.stdout, style{a.color}.bad(a.p.text("tests.changed", strings.Join(changed, ", "), cmd)))
+}
+
+// testsChangedReason is the first failure recorded for a lab that a run with edited focused
+// tests cannot prove done.
+func testsChangedReason(changed []string) string {
+	return "focused tests changed (" + strings.Join(changed, ", ") + "): course reset --tests"
+}
+
+// savedProgress returns the progress file of root when it belongs to ch; nil when it is
+// missing, unreadable or of another chapter.
+func savedProgress(root string, ch *manifest.Chapter) *progress.Progress {
+	p, err := progress.Load(root)
+	if err != nil || p.Chapter != ch.Number {
+		return nil
+	}
+	return p
+}
+
+// recordProgress merges a run's outcome into the progress file of root and returns the
+// chapter's progress.
+func (a *app) recordProgress(root string, ch *manifest.Chapter, run progress.Progress, testsChanged []string) progress.Progress {
+	old, err := progress.Load(root)
+	if err != nil {
+		old = nil // missing or unreadable: this run starts it afresh
+	}
+	p := progress.Merge(ch, old, run)
+	if len(testsChanged) > 0 {
+		p.Distrust(testsChangedReason(testsChanged))
+	}
+	if err := progress.Save(root, p); err != nil {
+		fmt.Fprintln(a.stderr, a.p.text("progress.save", err))
+	}
+	return p
+}
+
+// transcriptsDir is where `course test` has the focused tests write their run records, relative
+// to the practice directory.
+const transcriptsDir = ".course/transcripts"
+
+// transcriptEnv is the environment that has the focused tests in root record their runs.
+func transcriptEnv(root string) []string {
+	return []string{tinypi.RunRecordDirEnv + "=" + filepath.Join(root, filepath.FromSlash(transcriptsDir))}
+}
