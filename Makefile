@@ -4,7 +4,7 @@
 GO ?= go
 
 <<<<<<< HEAD
-.PHONY: test vet lint unit check install fmt
+.PHONY: test vet lint unit check install fmt bench
 =======
 .PHONY: test vet unit check install fmt bench
 >>>>>>> main
