@@ -1,9 +1,7 @@
-// Package benchmarks measures the reference runtime. Its files live outside solutions/tinypi,
-// so they are never materialised into a learner's tree: a benchmark is a measurement for the
-// course authors, not a focused test a learner has to pass.
-//
-//	go test -run '^$' -bench . -benchmem ./benchmarks
-package benchmarks
+// Chapter 08's coding tools on big inputs: read and edit of a 10 MB file, and bash start-up.
+// docs/08-coding-tools.md quotes these numbers.
+
+package perf
 
 import (
 	"context"
