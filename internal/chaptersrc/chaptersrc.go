@@ -141,6 +141,9 @@ func Regions(filename string, src []byte) ([]Region, error) {
 				return nil, errAt(n, "chapter %s: every line between //chapter:before (line %d) and //chapter:end must be commented out with //", open.Chapter, open.BeforeLine)
 			}
 			trimmed = strings.TrimSpace(uncomment(trimmed))
+			if strings.HasPrefix(trimmed, markerStart) {
+				return nil, errAt(n, "chapter %s: a before line may not hold a chapter marker once uncommented (chapter regions do not nest)", open.Chapter)
+			}
 		}
 		// Lab markers: as written in live lines and outside regions, uncommented in before lines.
 		keyword, arg, _ := strings.Cut(trimmed, " ")

@@ -256,6 +256,30 @@ func (b *Builder) Sources(ch *manifest.Chapter) ([]string, error) {
 	return slices.Compact(paths), nil
 }
 
+// CheckRegions checks the chapter regions (//chapter:begin NN … //chapter:end) of every Go file
+// ch's trees are built from, and of the files ch extends: markers well formed, each region of a
+// rebuild chapter that owns the file or lists it under extends:, each file listed under extends:
+// holding a region of its chapter, labs of an extending chapter inside its regions, and ch's
+// version of the file parsing. It reports every problem found, each naming the file and line.
+func (b *Builder) CheckRegions(ch *manifest.Chapter) error {
+	sources, err := b.Sources(ch)
+	if err != nil {
+		return err
+	}
+	rc := b.rebuildChapter(ch)
+	var errs []error
+	for _, p := range sources {
+		f, ok := strings.CutPrefix(p, SourceDir+"/")
+		if !ok || !strings.HasSuffix(f, ".go") {
+			continue
+		}
+		if _, err := b.readGoFile(rc, f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // UnownedFiles lists the files under solutions/tinypi that no chapter owns; such a file is in no
 // learner tree, which is almost always a mistake in the manifests.
 func (b *Builder) UnownedFiles() ([]string, error) {
