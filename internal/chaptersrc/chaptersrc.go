@@ -162,7 +162,46 @@ func Regions(filename string, src []byte) ([]Region, error) {
 	if open != nil {
 		return nil, errAt(open.BeginLine, "the region of chapter %s has no //chapter:end", open.Chapter)
 	}
+	if len(out) > 0 {
+		if n := gofmtMoves(src); n != 0 {
+			return nil, errAt(n, "gofmt changes the file here: a //chapter: line right above a declaration's doc comment is read as a directive and moved below the comment, out of its place (put a blank line between the marker and the comment); otherwise gofmt the file")
+		}
+	}
 	return out, nil
+}
+
+// gofmtMoves returns the line of src from which gofmt changes more than white space, 0 when it
+// changes nothing else or src does not parse (the compiler reports that). gofmt moves a
+// directive-like line such as //chapter:begin 09 to the end of a doc comment it is part of, which
+// would move the code the region covers.
+func gofmtMoves(src []byte) int {
+	formatted, err := format.Source(src)
+	if err != nil {
+		return 0
+	}
+	type line struct {
+		n    int
+		text string
+	}
+	content := func(b []byte) []line {
+		var out []line
+		for i, l := range splitLines(b) {
+			if f := strings.Join(strings.Fields(l), " "); f != "" {
+				out = append(out, line{i + 1, f})
+			}
+		}
+		return out
+	}
+	before, after := content(src), content(formatted)
+	for i, l := range before {
+		if i >= len(after) || after[i].text != l.text {
+			return l.n
+		}
+	}
+	if len(after) > len(before) {
+		return len(splitLines(src))
+	}
+	return 0
 }
 
 // Derive returns chapter's version of src: for each region of a chapter up to chapter its live

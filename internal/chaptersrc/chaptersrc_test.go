@@ -215,6 +215,7 @@ func TestRegionsMalformed(t *testing.T) {
 		{"end with argument", src("package p", "//chapter:begin 09", "//chapter:end 09"), 3, "takes nothing"},
 		{"before not commented", src("package p", "//chapter:begin 09", "var x = 2", "//chapter:before", "// var x = 1", "var y = 1", "//chapter:end"), 6, "must be commented out"},
 		{"marker in before lines", src("package p", "//chapter:begin 09", "//chapter:before", "// //chapter:begin 08", "//chapter:end"), 4, "may not hold a chapter marker"},
+		{"marker above a doc comment", src("package p", "", "//chapter:begin 09", "// F is new.", "func F() {}", "", "//chapter:end"), 3, "gofmt changes the file here"},
 		{"lab opens outside, ends inside", src("package p", "func f() {", "\t//lab:begin 7.1", "\t//chapter:begin 09", "\t//lab:end", "\t//chapter:end", "}"), 5, "straddle"},
 		{"lab opens inside, region ends", src("package p", "func f() {", "\t//chapter:begin 09", "\t//lab:begin 9.1", "\t//chapter:end", "\t//lab:end", "}"), 5, "straddle"},
 		{"lab opens in live lines, ends in before lines", src("package p", "func f() {", "\t//chapter:begin 09", "\t//lab:begin 9.1", "\t//chapter:before", "\t// //lab:end", "\t//chapter:end", "}"), 5, "straddle"},
