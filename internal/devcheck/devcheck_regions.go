@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/mod/modfile"
+
 	"github.com/learn-tinypi/course/internal/chaptersrc"
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/linediff"
@@ -99,8 +101,8 @@ func checkNoMarkers(b *tree.Builder, ch *manifest.Chapter) Check {
 // checkParent proves that ch's starter is its parent (the previous rebuild chapter's target) plus
 // only what ch brings: its own files (and those of observe chapters joining at ch) are new, the
 // files ch extends differ from the parent's only by lines of ch's chapter regions and of ch's
-// stubbed labs (and by gofmt realigning a line), go.mod at most in its // indirect marks, and every
-// other file is byte for byte the parent's.
+// stubbed labs (and by gofmt realigning a line), go.mod at most in which requirements are
+// indirect, and every other file is byte for byte the parent's.
 func checkParent(b *tree.Builder, ch *manifest.Chapter) Check {
 	parent, err := b.Parent(ch)
 	if err != nil {
@@ -127,8 +129,8 @@ func checkParent(b *tree.Builder, ch *manifest.Chapter) Check {
 			problems = append(problems, fmt.Sprintf("%s is in the starter, but is neither in the parent nor a file of chapter %s", p, ch.Number))
 		case !inParent || bytes.Equal(old, starter[p]):
 		case p == "go.mod":
-			if dropIndirect(old) != dropIndirect(starter[p]) {
-				problems = append(problems, "go.mod of the starter differs from the parent's beyond its // indirect marks")
+			if a, b := modRequirements(old), modRequirements(starter[p]); a != b {
+				problems = append(problems, fmt.Sprintf("go.mod of the starter differs from the parent's beyond which requirements are // indirect:\nparent:  %s\nstarter: %s", a, b))
 			}
 		case slices.Contains(ch.Extends, p):
 			raw, err := fs.ReadFile(b.FS(), path.Join(tree.SourceDir, p))
@@ -168,9 +170,27 @@ func newFiles(b *tree.Builder, ch *manifest.Chapter) (map[string]bool, error) {
 	return own, nil
 }
 
-// dropIndirect returns a go.mod without its "// indirect" marks.
-func dropIndirect(data []byte) string {
-	return strings.ReplaceAll(string(data), " // indirect", "")
+// modRequirements describes a go.mod by its module path, go version and requirements, sorted,
+// leaving out which are indirect (that follows from what the tree's Go files import, which the
+// chapter changes) and how they are grouped.
+func modRequirements(data []byte) string {
+	f, err := modfile.ParseLax("go.mod", data, nil)
+	if err != nil {
+		return "unparsable: " + err.Error()
+	}
+	var parts []string
+	if f.Module != nil {
+		parts = append(parts, "module "+f.Module.Mod.Path)
+	}
+	if f.Go != nil {
+		parts = append(parts, "go "+f.Go.Version)
+	}
+	var reqs []string
+	for _, r := range f.Require {
+		reqs = append(reqs, r.Mod.Path+"@"+r.Mod.Version)
+	}
+	slices.Sort(reqs)
+	return strings.Join(append(parts, reqs...), ", ")
 }
 
 // extendedFileProblems compares the parent's and the starter's versions of file, which ch

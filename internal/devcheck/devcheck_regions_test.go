@@ -263,3 +263,15 @@ func TestCacheKeyOfExtendedFiles(t *testing.T) {
 		})
 	}
 }
+
+func TestModRequirements(t *testing.T) {
+	parent := "module tinypi\n\ngo 1.26.0\n\nrequire (\n\tgolang.org/x/text v0.1.0 // indirect\n\texample.com/a v1.0.0 // indirect\n)\n"
+	starter := "module tinypi\n\ngo 1.26.0\n\nrequire golang.org/x/text v0.1.0\n\nrequire example.com/a v1.0.0 // indirect\n"
+	if a, b := modRequirements([]byte(parent)), modRequirements([]byte(starter)); a != b {
+		t.Errorf("go.mod files differing only in indirect marks and grouping: %q != %q", a, b)
+	}
+	other := strings.Replace(starter, "v0.1.0", "v0.2.0", 1)
+	if a, b := modRequirements([]byte(parent)), modRequirements([]byte(other)); a == b {
+		t.Errorf("go.mod files requiring different versions compare equal: %q", a)
+	}
+}
