@@ -78,6 +78,9 @@ func (a *app) printCheckpoint(b *tree.Builder, h *history.History, ch *manifest.
 	fmt.Fprintln(&out, p.text("checkpoint.parent", parent))
 	fmt.Fprintln(&out, p.text("checkpoint.target", h.Target(ch)))
 	fmt.Fprintln(&out, p.text("checkpoint.files", strings.Join(ch.TeachingFiles(), ", ")))
+	if len(ch.Extends) > 0 {
+		fmt.Fprintln(&out, p.text("checkpoint.extends", strings.Join(ch.Extends, ", ")))
+	}
 	fmt.Fprintln(&out, p.text("checkpoint.testfile", ch.TestFile, focusedTests(ch)))
 	fmt.Fprintln(&out, p.text("checkpoint.labs"))
 	rows := make([][]string, 0, len(ch.Labs))

@@ -124,6 +124,7 @@ var baseMessages = i18n.Catalog{
 	"checkpoint.parent.none":   {ZH: "（空模块：这是第一章）", EN: "(an empty module: this is the first chapter)"},
 	"checkpoint.target":        {ZH: "target：    %s", EN: "target:     %s"},
 	"checkpoint.files":         {ZH: "教学文件：  %s", EN: "teaching:   %s"},
+	"checkpoint.extends":       {ZH: "扩展文件：  %s（前面章节的文件，本章在其中加入代码）", EN: "extends:    %s (earlier chapters' files this chapter adds code to)"},
 	"checkpoint.testfile":      {ZH: "聚焦测试：  %s（%d 项）", EN: "tests:      %s (%d)"},
 	"checkpoint.labs":          {ZH: "Lab：", EN: "Labs:"},
 	"checkpoint.practice":      {ZH: "练习目录：  %s", EN: "practice:   %s"},

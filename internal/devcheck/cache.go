@@ -213,9 +213,10 @@ func goEnvironment(ctx context.Context) (string, error) {
 // the kit's code (c.Kit), the go command and its environment (c.Go), the options that change
 // the proof (the flake runs), and every file of the content the proof reads, found or not:
 // the reference files ch's trees are built from (tree.Builder.Sources: those of earlier chapters
-// too, since every tree holds them), the kit's go.mod and go.sum, course.yaml and the manifest of
-// every chapter in ch's trees, ch's signature file, its lab cards (their whole folders) and its
-// text.
+// too, since every tree holds them, and with them the chapter regions later chapters have in
+// them), the kit's go.mod and go.sum, course.yaml, the manifest of every chapter in ch's trees and
+// of every chapter that extends one of their files, ch's signature file, its lab cards (their
+// whole folders) and its text.
 func (c *Cache) Key(b *tree.Builder, ch *manifest.Chapter, opts Options) (string, error) {
 	sources, err := b.Sources(ch)
 	if err != nil {
@@ -223,7 +224,15 @@ func (c *Cache) Key(b *tree.Builder, ch *manifest.Chapter, opts Options) (string
 	}
 	paths := slices.Clone(sources)
 	paths = append(paths, path.Join(manifest.Dir, "course.yaml"), signature.Path(ch.Number))
-	for _, owner := range append(b.Course().TreeChapters(ch), ch) {
+	manifests := append(b.Course().TreeChapters(ch), ch)
+	for _, p := range sources {
+		// A later chapter that extends a file of ch's trees says, in its extends:, which
+		// chapter regions the file may hold: the proof of ch's region checks depends on it.
+		if f, ok := strings.CutPrefix(p, tree.SourceDir+"/"); ok {
+			manifests = append(manifests, b.Course().Extenders(f)...)
+		}
+	}
+	for _, owner := range manifests {
 		paths = append(paths, path.Join(manifest.Dir, owner.Number+"-"+owner.Slug+".yaml"))
 	}
 	if ch.Doc != "" {

@@ -4,7 +4,11 @@
 // message; labs fail and pass in progressive order, and a plain `go test ./...` at every stage
 // shows only labs' pending messages; every mutant is caught; every lab has its cards and the
 // chapter its text; every mutant's failure signature is committed and names exactly it; no
-// focused test is flaky under repeated -race runs.
+// focused test is flaky under repeated -race runs; chapter regions (//chapter:begin NN) are well
+// formed, never reach a learner tree, and a starter is its parent's target plus only the
+// chapter's own files and regions (devcheck_regions.go). Every earlier chapter's focused tests
+// passing on a chapter's target is part of the first rule: they are in the target, and
+// `go test -race ./...` runs them.
 // Observe-mode chapters have no stubs and skip the starter, progressive and signature checks;
 // their mutants are checked like any other.
 //
@@ -325,7 +329,8 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 			return checkContent(b.FS(), ch), nil
 		},
 	}, languageTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
-	return append(tasks, diagnosisTask(b, ch)...)
+	tasks = append(tasks, diagnosisTask(b, ch)...)
+	return append(tasks, regionTasks(b, ch)...) // devcheck_regions.go
 }
 
 // pass and fail build Checks.

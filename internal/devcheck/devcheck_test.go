@@ -170,6 +170,13 @@ const flakeRuns = 6
 // flakeCheck is the name of rule 8's check with flakeRuns.
 const flakeCheck = "flake: the chapter's focused tests pass 6 runs in a row with -race"
 
+// Names of the checks of devcheck_regions.go.
+const (
+	regionsCheck = "regions: every //chapter: marker is well formed and matches the manifests' extends:"
+	markersCheck = "regions: no //chapter: marker reaches a learner tree (target, parent, starter, stages, mutants)"
+	parentCheck  = "parent: the starter is the parent's target except in the chapter's own files and its chapter regions"
+)
+
 // languagesCheck is the name of the check of devcheck_lang.go.
 const languagesCheck = "languages: every lab has a zh and an en card, each ending with its hint (## 提示 / ## Hint)"
 
@@ -200,6 +207,11 @@ func TestRunFakeCourse(t *testing.T) {
 		"00 tests: lab 0.1 pattern ^TestLab0_1_ selects its 1 test(s) and nothing else":    true,
 		"00 content: every lab has its cards (zh, en) and the chapter has docs/00-show.md": true,
 		"00 " + languagesCheck: true,
+		"01 " + regionsCheck:   true,
+		"01 " + markersCheck:   true,
+		"01 " + parentCheck:    true,
+		"00 " + regionsCheck:   true,
+		"00 " + markersCheck:   true,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
@@ -208,7 +220,7 @@ func TestRunFakeCourse(t *testing.T) {
 		t.Errorf("OK() = false, want true; output:\n%s", out)
 	}
 	if !strings.Contains(out, "01 ✓ mutant minus: compiles and lab 1.1 catches it\n") ||
-		!strings.HasSuffix(out, "19 checks, 0 failed\n") {
+		!strings.HasSuffix(out, "24 checks, 0 failed\n") {
 		t.Errorf("output lacks a check line or the summary:\n%s", out)
 	}
 }
@@ -244,6 +256,9 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": false,
 		"01 " + languagesCheck: false,
 		"01 " + flakeCheck:     true,
+		"01 " + regionsCheck:   true,
+		"01 " + markersCheck:   true,
+		"01 " + parentCheck:    true,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
@@ -259,7 +274,7 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"labs/01/1.2.en.md is missing",
 		"lab 1.2 has no en card",
 		"signatures of chapter 01 are stale",
-		"13 checks, 7 failed",
+		"16 checks, 7 failed",
 	} {
 		if !strings.Contains(out, detail) {
 			t.Errorf("output lacks %q:\n%s", detail, out)

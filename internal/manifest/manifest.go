@@ -59,6 +59,11 @@ type Chapter struct {
 	Observes string `yaml:"observes"`
 	// Files are the chapter's teaching files (or directories), relative to solutions/tinypi.
 	Files []string `yaml:"files"`
+	// Extends are Go files owned by earlier chapters (relative to solutions/tinypi) in which this
+	// chapter has chapter regions (//chapter:begin NN … //chapter:end, see docs/authoring.md): code
+	// that its trees and later ones have, and earlier chapters' trees do not. Its labs may sit in
+	// them. Only rebuild chapters extend files.
+	Extends []string `yaml:"extends"`
 	// TestFile is the chapter's focused test file, relative to solutions/tinypi.
 	TestFile string `yaml:"test_file"`
 	// Doc is the chapter text, relative to the root of the course content.
@@ -256,6 +261,18 @@ func (ch *Chapter) validate() error {
 			fail("files: %q must be a clean relative path inside solutions/tinypi", f)
 		}
 	}
+	extended := map[string]bool{}
+	for _, f := range ch.Extends {
+		switch {
+		case !cleanRelative(f) || !strings.HasSuffix(f, ".go"):
+			fail("extends: %q must be a clean relative path of a Go file inside solutions/tinypi", f)
+		case extended[f]:
+			fail("extends: %q is listed twice", f)
+		case ch.Mode != ModeRebuild:
+			fail("extends: %q: only a rebuild chapter extends files of earlier chapters", f)
+		}
+		extended[f] = true
+	}
 	if ch.TestFile != "" && (!cleanRelative(ch.TestFile) || !strings.HasSuffix(ch.TestFile, "_test.go")) {
 		fail("test_file: %q must be a clean relative path ending in _test.go", ch.TestFile)
 	}
@@ -433,6 +450,17 @@ func (c *Course) validateAcrossChapters() error {
 		return errors.Join(errs...) // which chapters' trees hold a file is unknown
 	}
 	for _, ch := range c.Chapters {
+		for _, f := range ch.Extends {
+			owner := c.Owner(f)
+			switch {
+			case owner == nil:
+				errs = append(errs, fmt.Errorf("chapter %s: extends %q, which no chapter owns", ch.Number, f))
+			case owner == ch:
+				errs = append(errs, fmt.Errorf("chapter %s: extends %q, which it owns itself (list only files of earlier chapters)", ch.Number, f))
+			case !c.InTree(owner, ch):
+				errs = append(errs, fmt.Errorf("chapter %s: extends %q, which chapter %s owns, whose files are not in chapter %s's trees (only files of earlier chapters can be extended)", ch.Number, f, owner.Number, ch.Number))
+			}
+		}
 		for _, m := range ch.Mutants {
 			if !c.inTargetFiles(ch, m.File) {
 				errs = append(errs, fmt.Errorf("chapter %s: mutant %s: file %q is not a file of the chapter's target", ch.Number, m.Name, m.File))
@@ -453,6 +481,31 @@ func (c *Course) inTargetFiles(ch *Chapter, file string) bool {
 		}
 	}
 	return false
+}
+
+// Owner returns the chapter that owns file (relative to solutions/tinypi): the chapter that lists
+// it, or a directory holding it, among its teaching files or as its test file; nil when none does.
+func (c *Course) Owner(file string) *Chapter {
+	for _, ch := range c.Chapters {
+		for _, g := range append(ch.TeachingFiles(), ch.TestFile) {
+			if g != "" && (file == g || strings.HasPrefix(file, g+"/")) {
+				return ch
+			}
+		}
+	}
+	return nil
+}
+
+// Extenders returns, in course order, the chapters that list file (relative to
+// solutions/tinypi) under extends.
+func (c *Course) Extenders(file string) []*Chapter {
+	var out []*Chapter
+	for _, ch := range c.Chapters {
+		if slices.Contains(ch.Extends, file) {
+			out = append(out, ch)
+		}
+	}
+	return out
 }
 
 // byNumber returns the chapter with exactly this number, or nil.

@@ -230,6 +230,12 @@ func TestLoadErrors(t *testing.T) {
 		{"rebuild that observes", "checkpoints/00-tour.yaml", "mode: observe", "mode: rebuild", "observes: only an observe chapter observes another chapter"},
 		{"observes an unknown chapter", "checkpoints/00-tour.yaml", `observes: "02"`, `observes: "05"`, `chapter 00: observes "05", which is not a chapter of the course`},
 		{"lab of chapter 00", "checkpoints/00-tour.yaml", `id: "0.1"`, `id: "1.1"`, "id must start with the chapter number 0"},
+		{"extends its own file", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go]\nextends: [tool.go]", `chapter 02: extends "tool.go", which it owns itself`},
+		{"extends an unowned file", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go]\nextends: [nobody.go]", `chapter 02: extends "nobody.go", which no chapter owns`},
+		{"extends a later chapter's file", "checkpoints/01-messages.yaml", "files: [message.go, wire]", "files: [message.go, wire]\nextends: [tool.go]", `chapter 01: extends "tool.go", which chapter 02 owns, whose files are not in chapter 01's trees`},
+		{"extends a file twice", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go]\nextends: [message.go, message.go]", `extends: "message.go" is listed twice`},
+		{"extends a directory", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go]\nextends: [wire]", `extends: "wire" must be a clean relative path of a Go file`},
+		{"observe chapter extends", "checkpoints/00-tour.yaml", "files: [tour.go]", "files: [tour.go]\nextends: [message.go]", "only a rebuild chapter extends"},
 		{"diagnose without a diagnosis", "checkpoints/02-tools.yaml", "explain_en: Skips validation.",
 			"explain_en: Skips validation.\n    diagnose: [fast]", "mutants[0] (skip-validation): diagnose is set, but the chapter has no diagnosis block"},
 		{"unknown scenario of a mutant", "checkpoints/02-tools.yaml", "explain_en: The tour prints nothing.",
@@ -260,6 +266,32 @@ func TestLoadErrors(t *testing.T) {
 			_, err := manifest.Load(fsys)
 			assert.ErrorContains(t, err, tt.want)
 		})
+	}
+}
+
+func TestExtends(t *testing.T) {
+	fsys := validFS()
+	ch02 := strings.Replace(ch02YAML, "files: [tool.go]", "files: [tool.go]\nextends: [message.go, wire/codec.go]", 1)
+	fsys["checkpoints/02-tools.yaml"] = &fstest.MapFile{Data: []byte(ch02)}
+	c, err := manifest.Load(fsys)
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	ch01, ch02c := c.Chapters[1], c.Chapters[2]
+	if diff := cmp.Diff([]string{"message.go", "wire/codec.go"}, ch02c.Extends); diff != "" {
+		t.Errorf("Extends (-want +got):\n%s", diff)
+	}
+	if got := c.Owner("wire/codec.go"); got != ch01 {
+		t.Errorf("Owner(wire/codec.go) = %v, want chapter 01", got)
+	}
+	if got := c.Owner("nobody.go"); got != nil {
+		t.Errorf("Owner(nobody.go) = %v, want nil", got)
+	}
+	if got := c.Extenders("message.go"); len(got) != 1 || got[0] != ch02c {
+		t.Errorf("Extenders(message.go) = %v, want [chapter 02]", got)
+	}
+	if got := c.Extenders("tool.go"); len(got) != 0 {
+		t.Errorf("Extenders(tool.go) = %v, want none", got)
 	}
 }
 

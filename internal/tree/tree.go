@@ -21,6 +21,7 @@ import (
 	"golang.org/x/mod/modfile"
 	"golang.org/x/mod/module"
 
+	"github.com/learn-tinypi/course/internal/chaptersrc"
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
@@ -143,8 +144,9 @@ func (b *Builder) Mutant(ch *manifest.Chapter, m *manifest.Mutant) (Tree, error)
 	return b.build(rc, len(rc.Labs), m, nil)
 }
 
-// LabFiles returns the paths (relative to the tree root, sorted) of ch's files that hold a region
-// of lab, the files `course reset` and `course solution` work on.
+// LabFiles returns the paths (relative to the tree root, sorted) of the files that hold a region
+// of lab in ch's target, the files `course reset` and `course solution` work on: ch's own files,
+// and the files of earlier chapters it extends (manifest.Chapter.Extends).
 func (b *Builder) LabFiles(ch *manifest.Chapter, lab *manifest.Lab) ([]string, error) {
 	if err := b.checkLab(ch, lab); err != nil {
 		return nil, err
@@ -154,25 +156,24 @@ func (b *Builder) LabFiles(ch *manifest.Chapter, lab *manifest.Lab) ([]string, e
 		return nil, err
 	}
 	var out []string
-	for _, f := range files {
+	for _, f := range append(files, ch.Extends...) {
 		if !strings.HasSuffix(f, ".go") {
 			continue
 		}
-		name := path.Join(SourceDir, f)
-		src, err := fs.ReadFile(b.fsys, name)
+		src, err := b.readGoFile(ch, f)
 		if err != nil {
 			return nil, fmt.Errorf("chapter %s: %w", ch.Number, err)
 		}
 		regions, err := labsrc.Regions(src)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, fmt.Errorf("%s: %w", path.Join(SourceDir, f), err)
 		}
 		if slices.ContainsFunc(regions, func(r labsrc.Region) bool { return r.Lab == lab.ID }) {
 			out = append(out, f)
 		}
 	}
 	slices.Sort(out)
-	return out, nil
+	return slices.Compact(out), nil
 }
 
 // StubBodies returns the bodies (labsrc.Bodies) of lab's regions in file of ch's starter: the
@@ -231,8 +232,10 @@ func (b *Builder) checkLab(ch *manifest.Chapter, lab *manifest.Lab) error {
 }
 
 // Sources returns the paths, relative to the root of the course content and sorted, of every
-// file ch's trees are built from: the kit's go.mod and go.sum, and each file under SourceDir that
-// a chapter in ch's trees owns (manifest.Course.TreeChapters), directories expanded. Its target,
+// file ch's trees are built from: the kit's go.mod and go.sum, each file under SourceDir that a
+// chapter in ch's trees owns (manifest.Course.TreeChapters), directories expanded, and the files
+// those chapters extend (already among them, as an earlier chapter owns each: editing a chapter
+// region of a file changes the sources of its owner and of every later chapter). Its target,
 // parent's successors, starter, progressive stages and mutants read nothing else of the content
 // (the manifests aside), so a proof over them holds as long as these files are unchanged.
 func (b *Builder) Sources(ch *manifest.Chapter) ([]string, error) {
@@ -245,12 +248,36 @@ func (b *Builder) Sources(ch *manifest.Chapter) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range files {
+		for _, f := range append(files, c.Extends...) {
 			paths = append(paths, path.Join(SourceDir, f))
 		}
 	}
 	slices.Sort(paths)
 	return slices.Compact(paths), nil
+}
+
+// CheckRegions checks the chapter regions (//chapter:begin NN … //chapter:end) of every Go file
+// ch's trees are built from, and of the files ch extends: markers well formed, each region of a
+// rebuild chapter that owns the file or lists it under extends:, each file listed under extends:
+// holding a region of its chapter, labs of an extending chapter inside its regions, and ch's
+// version of the file parsing. It reports every problem found, each naming the file and line.
+func (b *Builder) CheckRegions(ch *manifest.Chapter) error {
+	sources, err := b.Sources(ch)
+	if err != nil {
+		return err
+	}
+	rc := b.rebuildChapter(ch)
+	var errs []error
+	for _, p := range sources {
+		f, ok := strings.CutPrefix(p, SourceDir+"/")
+		if !ok || !strings.HasSuffix(f, ".go") {
+			continue
+		}
+		if _, err := b.readGoFile(rc, f); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // UnownedFiles lists the files under solutions/tinypi that no chapter owns; such a file is in no
@@ -286,36 +313,37 @@ func (b *Builder) check(ch *manifest.Chapter) error {
 	return nil
 }
 
-// build materialises the files of the chapters in ch's trees, a rebuild chapter. The labs of ch
-// from index stubFrom on are stubbed; other chapters are always taken from the reference. m, when
-// not nil, is applied first. The regions of the labs in marked keep their markers.
+// build materialises the files of the chapters in ch's trees, a rebuild chapter. Every Go file is
+// first taken in ch's version (chaptersrc.Derive: its chapter regions resolved for ch). The labs of
+// ch from index stubFrom on are stubbed, wherever their regions are (ch's files or the files it
+// extends); other labs are always taken from the reference. m, when not nil, is applied to ch's
+// version of its file. The regions of the labs in marked keep their markers.
 func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant, marked []string) (Tree, error) {
 	if err := b.check(ch); err != nil {
 		return nil, err
 	}
+	stubbed := map[string]string{}
+	for _, l := range ch.Labs[stubFrom:] {
+		stubbed[l.ID] = l.PendingMessage()
+	}
 	t := Tree{}
 	applied := false
+	seenLabs := map[string]bool{}
 	for _, c := range b.course.Chapters {
 		if !b.course.InTree(c, ch) {
 			continue
-		}
-		stubbed := map[string]string{}
-		if c == ch {
-			for _, l := range ch.Labs[stubFrom:] {
-				stubbed[l.ID] = l.PendingMessage()
-			}
-		}
-		labs := map[string]bool{}
-		for _, l := range c.Labs {
-			labs[l.ID] = true
 		}
 		files, err := b.chapterFiles(c)
 		if err != nil {
 			return nil, err
 		}
-		seenLabs := map[string]bool{}
 		for _, f := range files {
-			src, err := fs.ReadFile(b.fsys, path.Join(SourceDir, f))
+			var src []byte
+			if strings.HasSuffix(f, ".go") {
+				src, err = b.readGoFile(ch, f)
+			} else {
+				src, err = fs.ReadFile(b.fsys, path.Join(SourceDir, f))
+			}
 			if err != nil {
 				return nil, fmt.Errorf("chapter %s: %w", c.Number, err)
 			}
@@ -326,15 +354,17 @@ func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant, 
 				applied = true
 			}
 			if strings.HasSuffix(f, ".go") {
-				if src, err = b.goFile(c, f, src, labs, seenLabs, stubbed, marked); err != nil {
+				if src, err = b.goFile(ch, c, f, src, seenLabs, stubbed, marked); err != nil {
 					return nil, err
 				}
 			}
 			t[f] = src
 		}
+	}
+	for _, c := range b.course.TreeChapters(ch) {
 		for _, l := range c.Labs {
 			if c.Rebuild() && !seenLabs[l.ID] {
-				return nil, fmt.Errorf("chapter %s: lab %s has no //lab:begin %s region in the chapter's files", c.Number, l.ID, l.ID)
+				return nil, fmt.Errorf("chapter %s: lab %s has no //lab:begin %s region in chapter %s's version of the chapter's files", c.Number, l.ID, l.ID, ch.Number)
 			}
 		}
 	}
@@ -344,10 +374,88 @@ func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant, 
 	return b.module(t)
 }
 
-// goFile turns one reference Go file of chapter c into its learner form: regions of the labs in
-// stubbed replaced by stubs within their markers, the markers of other regions removed unless
-// their lab is in marked, the kit's import path rewritten.
-func (b *Builder) goFile(c *manifest.Chapter, f string, src []byte, labs, seenLabs map[string]bool, stubbed map[string]string, marked []string) ([]byte, error) {
+// readGoFile reads the reference Go file f (relative to SourceDir) and returns ch's version of it
+// (chaptersrc.Derive), after checking its chapter regions against the manifests: each names a
+// rebuild chapter that owns f or lists it under extends, and each chapter that extends f has a
+// region in it.
+func (b *Builder) readGoFile(ch *manifest.Chapter, f string) ([]byte, error) {
+	name := path.Join(SourceDir, f)
+	src, err := fs.ReadFile(b.fsys, name)
+	if err != nil {
+		return nil, err
+	}
+	regions, err := chaptersrc.Regions(name, src)
+	if err != nil {
+		return nil, err
+	}
+	owner := b.course.Owner(f)
+	has := map[string]bool{}
+	for _, r := range regions {
+		has[r.Chapter] = true
+		c, err := b.course.Chapter(r.Chapter)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s:%d: //chapter:begin %s: the course has no chapter %s", name, r.BeginLine, r.Chapter, r.Chapter)
+		case !c.Rebuild():
+			return nil, fmt.Errorf("%s:%d: //chapter:begin %s: chapter %s is an observe chapter; only rebuild chapters extend files", name, r.BeginLine, r.Chapter, r.Chapter)
+		case c != owner && !slices.Contains(c.Extends, f):
+			return nil, fmt.Errorf("%s:%d: //chapter:begin %s: chapter %s neither owns %s nor lists it under extends: in checkpoints/%s-%s.yaml", name, r.BeginLine, r.Chapter, r.Chapter, f, c.Number, c.Slug)
+		}
+	}
+	if len(regions) > 0 {
+		if err := b.checkLabPlaces(name, f, owner, src, regions); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range b.course.Extenders(f) {
+		if !has[c.Number] {
+			return nil, fmt.Errorf("chapter %s lists %s under extends:, but %s has no //chapter:begin %s region", c.Number, f, name, c.Number)
+		}
+	}
+	return chaptersrc.Derive(name, src, ch.Number)
+}
+
+// checkLabPlaces checks, in the reference file f (name is its path in the content) with chapter
+// regions, that each lab region is of a lab of owner, f's owner, or sits in the live lines of a
+// region of its own chapter, which extends f. Lines are the reference file's.
+func (b *Builder) checkLabPlaces(name, f string, owner *manifest.Chapter, src []byte, regions []chaptersrc.Region) error {
+	labs, err := labsrc.Regions(src)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	for _, l := range labs {
+		if owner != nil && slices.ContainsFunc(owner.Labs, func(x *manifest.Lab) bool { return x.ID == l.Lab }) {
+			continue
+		}
+		var of *manifest.Chapter
+		for _, e := range b.course.Extenders(f) {
+			if slices.ContainsFunc(e.Labs, func(x *manifest.Lab) bool { return x.ID == l.Lab }) {
+				of = e
+			}
+		}
+		if of == nil {
+			return fmt.Errorf("%s:%d: lab %s is not a lab of the chapter that owns this file, nor of a chapter that extends it", name, l.StartLine, l.Lab)
+		}
+		inside := slices.ContainsFunc(regions, func(r chaptersrc.Region) bool {
+			liveEnd := r.EndLine
+			if r.BeforeLine != 0 {
+				liveEnd = r.BeforeLine
+			}
+			return r.Chapter == of.Number && r.BeginLine < l.StartLine && l.EndLine < liveEnd
+		})
+		if !inside {
+			return fmt.Errorf("%s:%d: lab %s of chapter %s, which extends this file, must sit in the live lines of a //chapter:begin %s region", name, l.StartLine, l.Lab, of.Number, of.Number)
+		}
+	}
+	return nil
+}
+
+// goFile turns ch's version of one reference Go file, owned by chapter c, into its learner form:
+// regions of the labs in stubbed replaced by stubs within their markers, the markers of other
+// regions removed unless their lab is in marked, the kit's import path rewritten. Each lab region
+// must be of a lab of c or of a chapter in ch's trees that extends the file; the labs found are
+// added to seenLabs.
+func (b *Builder) goFile(ch, c *manifest.Chapter, f string, src []byte, seenLabs map[string]bool, stubbed map[string]string, marked []string) ([]byte, error) {
 	name := path.Join(SourceDir, f)
 	regions, err := labsrc.Regions(src)
 	if err != nil {
@@ -357,8 +465,8 @@ func (b *Builder) goFile(c *manifest.Chapter, f string, src []byte, labs, seenLa
 		if !c.Rebuild() {
 			return nil, fmt.Errorf("%s:%d: chapter %s is an observe chapter, whose files have no lab regions (found //lab:begin %s)", name, r.StartLine, c.Number, r.Lab)
 		}
-		if !labs[r.Lab] {
-			return nil, fmt.Errorf("%s:%d: lab %s is not a lab of chapter %s, which owns this file", name, r.StartLine, r.Lab, c.Number)
+		if !b.labAllowed(ch, c, f, r.Lab) {
+			return nil, fmt.Errorf("%s:%d: lab %s is not a lab of chapter %s, which owns this file, nor of a chapter that extends it", name, r.StartLine, r.Lab, c.Number)
 		}
 		seenLabs[r.Lab] = true
 	}
@@ -366,6 +474,23 @@ func (b *Builder) goFile(c *manifest.Chapter, f string, src []byte, labs, seenLa
 		return nil, err
 	}
 	return rewriteImports(name, src, b.course.KitImport, b.course.Module)
+}
+
+// labAllowed reports whether a region of lab may be in file f, owned by chapter c, in ch's trees:
+// lab is a lab of c or of a chapter in ch's trees that extends f.
+func (b *Builder) labAllowed(ch, c *manifest.Chapter, f, lab string) bool {
+	isLab := func(x *manifest.Chapter) bool {
+		return slices.ContainsFunc(x.Labs, func(l *manifest.Lab) bool { return l.ID == lab })
+	}
+	if isLab(c) {
+		return true
+	}
+	for _, e := range b.course.Extenders(f) {
+		if b.course.InTree(e, ch) && isLab(e) {
+			return true
+		}
+	}
+	return false
 }
 
 // chapterFiles lists the files c owns, relative to SourceDir, with directories expanded. A file
