@@ -3,11 +3,7 @@
 
 GO ?= go
 
-<<<<<<< HEAD
 .PHONY: test vet lint unit check install fmt bench
-=======
-.PHONY: test vet unit check install fmt bench
->>>>>>> main
 
 ## test: vet, staticcheck, every package's tests with -race (the reference's focused tests, the
 ## kit, the end-to-end scripts in tests/), then the author's proof of every chapter.
