@@ -13,16 +13,16 @@
 // format must be "tinypi-session" and version must be 1; other header fields (session, created,
 // ...) are free and ignored. Every following line is one event, in append order:
 //
-//	{"type":"tool/call","seq":2,"time":"2026-12-01T10:00:02Z","data":{...}}
+//		{"type":"tool/call","seq":2,"time":"2026-12-01T10:00:02Z","data":{...}}
 //
-//   - type: the event type (below).
-//   - seq: the number of events before this one in the log (0 for the first event after the
-//     header). seq is contiguous and is the only ordering key; times may repeat or go backwards.
-//   - time: optional; when present an RFC 3339 time of the append. It is shown, never compared.
-//   - data: the event's payload, an object whose shape the type decides.
-//   - sourceEventSeqs: optional; the seqs of earlier events this one answers.
-//   - ignorable: optional; true lets a reader that does not know the type skip the event. An
-//     unknown type without it makes the whole log unreadable.
+//	  - type: the event type (below).
+//	  - seq: the number of events before this one in the log (0 for the first event after the
+//	    header). seq is contiguous and is the only ordering key; times may repeat or go backwards.
+//	  - time: optional; when present an RFC 3339 time of the append. It is shown, never compared.
+//	  - data: the event's payload, an object whose shape the type decides.
+//	  - sourceEventSeqs: optional; the seqs of earlier events this one answers.
+//	  - ignorable: optional; true lets a reader that does not know the type skip the event. An
+//	    unknown type without it makes the whole log unreadable.
 //
 // Messages inside data use the JSON form of tinypi.MarshalMessage (the run records of `course
 // transcript` use the same form): {"role":"user"|"assistant"|"toolResult","content":[blocks],...}
@@ -148,11 +148,21 @@ type Log struct {
 // event contributes nothing. It is pure: the same events give the same messages.
 func DeriveMessages(events []Event) []tinypi.Message {
 	var out []tinypi.Message
+	for _, e := range MessageEvents(events) {
+		out = append(out, e.Message)
+	}
+	return out
+}
+
+// MessageEvents returns the events DeriveMessages projects, in the same order: a view that
+// needs to know which event each derived message came from walks these.
+func MessageEvents(events []Event) []Event {
+	var out []Event
 	for _, e := range events {
 		switch e.Type {
 		case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
 			if e.Message != nil {
-				out = append(out, e.Message)
+				out = append(out, e)
 			}
 		}
 	}
@@ -348,7 +358,9 @@ func checkSource(e Event, before []Event) error {
 	if call := before[src].Call; call.CallID != id {
 		return fmt.Errorf("tool/result for call %q refers to seq %d, the tool/call of %q", id, src, call.CallID)
 	}
-	if slices.ContainsFunc(before, func(o Event) bool { return o.Type == TypeToolResult && slices.Equal(o.SourceEventSeqs, e.SourceEventSeqs) }) {
+	if slices.ContainsFunc(before, func(o Event) bool {
+		return o.Type == TypeToolResult && slices.Equal(o.SourceEventSeqs, e.SourceEventSeqs)
+	}) {
 		return fmt.Errorf("a second tool/result for the tool/call at seq %d", src)
 	}
 	return nil
