@@ -178,18 +178,18 @@ func calls(events []sessionlog.Event) []CallChoice {
 	return out
 }
 
-// buildView computes the view of log for the tool/call at callSeq (-1: the first one). It
-// fails only when callSeq names no tool/call.
+// buildView computes the view of log for the tool/call at callSeq (-1: the first one, or the
+// whole log when there is none). It fails only when callSeq names no tool/call.
 func buildView(log *sessionlog.Log, logPath string, callSeq int, lang string) (*View, error) {
 	t := texts(lang)
 	v := &View{Lang: lang, LogPath: logPath, Calls: calls(log.Events), Texts: pageTexts(lang)}
 	if v.Calls == nil {
 		v.Calls = []CallChoice{}
 	}
-	if callSeq < 0 && len(v.Calls) > 0 {
+	if callSeq == -1 && len(v.Calls) > 0 {
 		callSeq = v.Calls[0].Seq
 	}
-	if callSeq >= 0 {
+	if callSeq != -1 {
 		i := slices.IndexFunc(v.Calls, func(c CallChoice) bool { return c.Seq == callSeq })
 		if i < 0 {
 			return nil, &noCallError{seq: callSeq, calls: v.Calls}
