@@ -246,7 +246,7 @@ func TestBrowserKeyboard(t *testing.T) {
 	key(t, ctx, kb.ArrowRight)
 	waitFor(t, ctx, counter("2"))
 	key(t, ctx, kb.ArrowRight)
-	waitFor(t, ctx, counter("3") + ` && document.getElementById('stage-title').innerText === 'The tool runs'`)
+	waitFor(t, ctx, counter("3")+` && document.getElementById('stage-title').innerText === 'The tool runs'`)
 	key(t, ctx, kb.ArrowLeft)
 	waitFor(t, ctx, counter("2"))
 	key(t, ctx, kb.End)
