@@ -6,7 +6,7 @@
 // the i18n.Catalog of its own texts, and messages.go assembles them into one.
 //
 // One command per file: list.go, checkpoint.go, practice.go, test.go, status.go, next.go,
-// watch.go, reset.go, solution.go, transcript.go, diagnose.go, read.go, doctor.go, and the author
+// watch.go, reset.go, solution.go, transcript.go, serve.go, diagnose.go, read.go, doctor.go, and the author
 // tools devcheck.go and devsignatures.go; the groups `course` and `course dev` are in this file.
 // What several commands share lives in a file named for its job, written without cobra so that
 // tests call it directly:
@@ -346,6 +346,7 @@ func (a *app) rootCommand() *cobra.Command {
 		a.practiceCommand(),
 		a.testCommand(),
 		a.transcriptCommand(),
+		a.serveCommand(),
 		a.resetCommand(),
 		a.solutionCommand(),
 		a.diagnoseCommand(),

@@ -28,6 +28,7 @@ var catalog = i18n.MustMerge(
 	placeMessages,
 	readMessages,
 	resetMessages,
+	serveMessages,
 	solutionMessages,
 	statusMessages,
 	testMessages,

@@ -168,11 +168,23 @@ type Comparison struct {
 // Compare aligns the renderings of two runs. Sections are matched by name (request 1 with
 // request 1, events with events), lines within a section by position.
 func Compare(learner, reference tinypi.RunRecord) Comparison {
-	ls, rs := Sections(learner), Sections(reference)
-	c := Comparison{Test: learner.Test, LearnerFailed: learner.Failed, First: -1}
-	if c.Test == "" {
-		c.Test = reference.Test
+	test := learner.Test
+	if test == "" {
+		test = reference.Test
 	}
+	c := CompareSections(test, Sections(learner), Sections(reference))
+	c.LearnerFailed = learner.Failed
+	return c
+}
+
+// CompareSections aligns two renderings of any kind of run (a run record's Sections, a session
+// log's): sections are matched by name, request sections ("request N") first in number order,
+// then the fixed sections (events, transcript, result) and then every other name in the order
+// the learner's rendering, then the reference's, first has it; lines within a section by
+// position. In the events section, tool_end lines of one concurrent batch that differ only in
+// order are marked Reordered.
+func CompareSections(test string, ls, rs []Section) Comparison {
+	c := Comparison{Test: test, First: -1}
 	for _, name := range sectionOrder(ls, rs) {
 		l, r := find(ls, name), find(rs, name)
 		start := len(c.Rows)
@@ -213,7 +225,13 @@ func sectionOrder(a, b []Section) []string {
 		ny, _ := strconv.Atoi(strings.TrimPrefix(y, "request "))
 		return nx - ny
 	})
-	return append(names, SectionEvents, SectionTranscript, SectionResult)
+	names = append(names, SectionEvents, SectionTranscript, SectionResult)
+	for _, s := range append(slices.Clone(a), b...) {
+		if !slices.Contains(names, s.Name) {
+			names = append(names, s.Name)
+		}
+	}
+	return names
 }
 
 func find(sections []Section, name string) []string {
@@ -381,6 +399,11 @@ func (g glyphs) side(text string, ok bool) string {
 }
 
 // --- rendering runs -----------------------------------------------------------------------------
+
+// DescribeMessage renders one message on one line, as the transcript sections show it: the role
+// padded to a column, then its content (text quoted, tool calls as name(id arguments)), and for
+// a tool result its call id, tool name and error flag.
+func DescribeMessage(m tinypi.Message) string { return describeMessage(m) }
 
 func describeMessage(m tinypi.Message) string {
 	switch m := m.(type) {

@@ -428,3 +428,24 @@ func TestFit(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareSectionsOfAnyRendering checks the alignment other renderings (a session log's)
+// use: fixed sections first, then names only one side has, nothing dropped.
+func TestCompareSectionsOfAnyRendering(t *testing.T) {
+	learner := []Section{{Name: SectionEvents, Lines: []string{"a", "b"}}, {Name: "extra", Lines: []string{"x"}}}
+	reference := []Section{{Name: SectionEvents, Lines: []string{"a", "c", "d"}}, {Name: SectionTranscript, Lines: []string{"t"}}}
+	c := CompareSections("run", learner, reference)
+	want := []Row{
+		{Section: SectionEvents, Learner: "a", Reference: "a", HasLearner: true, HasReference: true},
+		{Section: SectionEvents, Learner: "b", Reference: "c", HasLearner: true, HasReference: true},
+		{Section: SectionEvents, Reference: "d", HasReference: true},
+		{Section: SectionTranscript, Reference: "t", HasReference: true},
+		{Section: "extra", Learner: "x", HasLearner: true},
+	}
+	if diff := cmp.Diff(want, c.Rows); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if c.First != 1 || c.Test != "run" {
+		t.Errorf("First = %d, Test = %q; want 1 and \"run\"", c.First, c.Test)
+	}
+}

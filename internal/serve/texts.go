@@ -1,0 +1,146 @@
+package serve
+
+import (
+	"maps"
+	"strings"
+
+	"github.com/learn-tinypi/course/internal/i18n"
+	"github.com/learn-tinypi/course/internal/transcript"
+)
+
+// stageMessages explain the six stages. Their arguments: %[1]s the tool's name, %[2]s the call
+// id, %[3]d the seq of the assistant/message, %[4]d of the tool/call, %[5]d of the tool/result,
+// %[6]d of the next model/request.
+var stageMessages = i18n.Catalog{
+	"stage1.title":   {ZH: "模型给出调用", EN: "The model asks for a call"},
+	"stage1.caption": {ZH: "assistant/message（seq %[3]d）已提交：模型的回复里有一个 %[1]s 调用，标识是 %[2]s。这只是调用意图，工具还没有运行。", EN: "assistant/message (seq %[3]d) is committed: the model's reply holds a %[1]s call with the id %[2]s. It is only an intent; no tool has run."},
+	"stage1.duty":    {ZH: "结束这次流式回复，给出调用的名称 %[1]s、标识 %[2]s 和参数。", EN: "ends its streamed reply with the call's name %[1]s, its id %[2]s and its arguments."},
+	"stage1.history": {ZH: "已提交事件中的消息；%[2]s 的结果还没有进入会话。", EN: "the messages of the committed events; the result of %[2]s is not in the session yet."},
+	"stage1.missing": {ZH: "日志中没有请求 %[2]s 的 assistant/message。", EN: "the log has no assistant/message asking for %[2]s."},
+
+	"stage2.title":   {ZH: "登记调用", EN: "The call is registered"},
+	"stage2.caption": {ZH: "Agent 在运行工具之前追加 tool/call（seq %[4]d）。之后的结果会用这个 seq 指回它。", EN: "Before running the tool, the agent appends tool/call (seq %[4]d). The result will point back at this seq."},
+	"stage2.duty":    {ZH: "从回复中取出 %[2]s，先登记，再交给工具运行时。", EN: "takes %[2]s out of the reply, registers it, then hands it to the tool runtime."},
+	"stage2.history": {ZH: "消息历史没有变化：tool/call 是记账事件，不产生消息。", EN: "the history has not changed: tool/call is bookkeeping and makes no message."},
+
+	"stage3.title":   {ZH: "运行工具", EN: "The tool runs"},
+	"stage3.caption": {ZH: "工具运行时执行 %[1]s：校验参数、运行、把返回值整理成工具结果消息。结果还只在运行时手里。", EN: "The tool runtime executes %[1]s: it checks the arguments, runs, and shapes the return value into a tool result message. The result is still only in the runtime's hands."},
+	"stage3.duty":    {ZH: "校验参数并执行 %[1]s，把返回值变成结果消息。", EN: "validates the arguments, runs %[1]s and turns its return value into a result message."},
+	"stage3.history": {ZH: "消息历史里仍然没有 %[2]s 的结果。", EN: "the history still lacks the result of %[2]s."},
+	"stage3.missing": {ZH: "日志在 %[2]s 的结果提交之前就结束了：这次运行没有留下结果。", EN: "the log ends before the result of %[2]s was committed: this run left no result."},
+
+	"stage4.title":   {ZH: "提交结果", EN: "The result is committed"},
+	"stage4.caption": {ZH: "tool/result（seq %[5]d）追加到会话，它的 sourceEventSeqs 指回 tool/call 的 seq %[4]d。", EN: "tool/result (seq %[5]d) is appended to the session; its sourceEventSeqs point back at the tool/call, seq %[4]d."},
+	"stage4.duty":    {ZH: "按调用顺序追加结果事件并分配 seq；追加只在内存中，写盘另行进行。", EN: "appends the result event in call order and gives it its seq; appending happens in memory, writing to disk comes separately."},
+	"stage4.history": {ZH: "已提交事件中的消息：%[2]s 的结果已在会话中，但下一次请求还没有派生。", EN: "the messages of the committed events: the result of %[2]s is in the session, but the next request has not been derived."},
+	"stage4.missing": {ZH: "日志在 %[2]s 的结果提交之前就结束了：这次运行没有留下结果。", EN: "the log ends before the result of %[2]s was committed: this run left no result."},
+
+	"stage5.title":   {ZH: "派生消息", EN: "Messages are derived"},
+	"stage5.caption": {ZH: "下一步开始时，Agent 请会话 deriveMessages：把 user、assistant 与工具结果事件按日志顺序投影成消息历史。", EN: "As the next step starts, the agent asks the session to deriveMessages: the user, assistant and tool result events, projected in log order into the message history."},
+	"stage5.duty":    {ZH: "deriveMessages：从事件投影出消息历史。它是纯函数，同一份日志总得到同样的消息。", EN: "deriveMessages: projects the message history from the events. It is pure: the same log always gives the same messages."},
+	"stage5.history": {ZH: "deriveMessages 的结果，其中有 %[2]s 的工具结果。", EN: "what deriveMessages gives, the result of %[2]s included."},
+	"stage5.missing": {ZH: "日志中 %[2]s 的结果之后没有 model/request：运行在下一次请求之前结束了。", EN: "the log has no model/request after the result of %[2]s: the run ended before the next request."},
+
+	"stage6.title":   {ZH: "冻结并发送", EN: "Frozen and sent"},
+	"stage6.caption": {ZH: "model/request（seq %[6]d）记下这次请求：消息历史被冻结，交给模型适配器。模型这次看到了 %[1]s 的返回内容。", EN: "model/request (seq %[6]d) records the request: the history is frozen and handed to the model adapter. This time the model sees what %[1]s returned."},
+	"stage6.duty":    {ZH: "冻结请求（之后的追加改变不了它），交给模型适配器。", EN: "freezes the request (later appends cannot change it) and hands it to the model adapter."},
+	"stage6.history": {ZH: "冻结的请求中的消息，与 deriveMessages 的结果相同。", EN: "the messages of the frozen request, the same as deriveMessages gave."},
+	"stage6.missing": {ZH: "日志中 %[2]s 的结果之后没有 model/request：运行在下一次请求之前结束了。", EN: "the log has no model/request after the result of %[2]s: the run ended before the next request."},
+
+	"whole.title":    {ZH: "整个日志", EN: "The whole log"},
+	"whole.caption":  {ZH: "这个日志没有工具调用，没有往返可以分阶段展示；下面是全部事件和派生出的消息。", EN: "This log has no tool call, so there is no round trip to show in stages; here are all its events and the derived messages."},
+	"whole.duty":     {ZH: "保存事件并派生消息历史。", EN: "keeps the events and derives the message history."},
+	"whole.history":  {ZH: "deriveMessages 对整个日志的结果。", EN: "what deriveMessages gives for the whole log."},
+	"pending.result": {ZH: "%s 的结果尚未进入会话", EN: "the result of %s is not in the session yet"},
+
+	"actor.model":         {ZH: "模型", EN: "Model"},
+	"actor.model.about":   {ZH: "产生回复和调用意图（名称、标识、参数）；它自己不运行工具。", EN: "produces the reply and the call intents (name, id, arguments); it runs no tool itself."},
+	"actor.agent":         {ZH: "Agent", EN: "Agent"},
+	"actor.agent.about":   {ZH: "推进每一步：登记调用、交给工具运行时，再派生并冻结下一次请求。", EN: "drives each step: registers calls, hands them to the tool runtime, then derives and freezes the next request."},
+	"actor.tool":          {ZH: "工具运行时", EN: "Tool runtime"},
+	"actor.tool.about":    {ZH: "校验参数并运行工具；结果按调用顺序提交，完成的先后可以不同。", EN: "validates arguments and runs tools; results are committed in call order, whatever order they finish in."},
+	"actor.session":       {ZH: "会话", EN: "Session"},
+	"actor.session.about": {ZH: "只追加的事件日志：分配 seq、保存事件、派生消息历史。", EN: "the append-only event log: gives seqs, keeps the events, derives the message history."},
+}
+
+// uiMessages are the page's labels. The script gets them as View.Texts; "{n}"-style
+// placeholders are filled in by the script.
+var uiMessages = i18n.Catalog{
+	"page.title":      {ZH: "一次工具调用的往返", EN: "One tool call's round trip"},
+	"page.lede":       {ZH: "选一个工具调用，逐阶段观察：调用意图如何被登记、执行、提交，最后作为消息进入下一次请求。", EN: "Pick a tool call and follow it stage by stage: how the intent is registered, run and committed, and how it finally reaches the next request as a message."},
+	"log":             {ZH: "日志", EN: "log"},
+	"call.choose":     {ZH: "跟踪的工具调用", EN: "tool call to follow"},
+	"play":            {ZH: "播放", EN: "Play"},
+	"pause":           {ZH: "暂停", EN: "Pause"},
+	"prev":            {ZH: "上一步", EN: "Back"},
+	"next":            {ZH: "下一步", EN: "Forward"},
+	"keys":            {ZH: "键盘：← → 切换阶段，空格 播放/暂停，1 2 3 切换视角", EN: "Keys: ← → change the stage, Space plays or pauses, 1 2 3 switch the view"},
+	"stage.of":        {ZH: "阶段 {n} / {total}", EN: "stage {n} of {total}"},
+	"views":           {ZH: "视角", EN: "View"},
+	"view.history":    {ZH: "消息历史", EN: "Message history"},
+	"view.events":     {ZH: "事件载荷", EN: "Event payloads"},
+	"view.duties":     {ZH: "执行职责", EN: "Responsibilities"},
+	"history.scope":   {ZH: "只列出 user、assistant 与工具结果消息；系统提示和 provider 的包装不在其中。", EN: "Only user, assistant and tool result messages; the system prompt and the provider's wrapping are left out."},
+	"events.scope":    {ZH: "日志中的每个事件；本阶段尚未提交的显示为计划中的载荷。", EN: "Every event of the log; those not committed at this stage show as planned payloads."},
+	"duties.scope":    {ZH: "四方各自负责的部分；高亮的是本阶段在做事的一方。", EN: "What each of the four parties is responsible for; the highlighted one acts at this stage."},
+	"state.committed": {ZH: "已提交", EN: "committed"},
+	"state.planned":   {ZH: "尚未提交", EN: "not yet committed"},
+	"focus.assistant": {ZH: "调用意图", EN: "call intent"},
+	"focus.call":      {ZH: "调用登记", EN: "call registered"},
+	"focus.result":    {ZH: "调用结果", EN: "call result"},
+	"focus.request":   {ZH: "下一次请求", EN: "next request"},
+	"goto.event":      {ZH: "事件 seq {seq}", EN: "event seq {seq}"},
+	"goto.actor":      {ZH: "产生者：{actor}", EN: "made by: {actor}"},
+	"source":          {ZH: "引用", EN: "refers to"},
+	"line":            {ZH: "第 {line} 行", EN: "line {line}"},
+	"ignorable":       {ZH: "可忽略（未知类型）", EN: "ignorable (unknown type)"},
+	"active":          {ZH: "本阶段", EN: "now"},
+	"duty":            {ZH: "本阶段：", EN: "at this stage: "},
+	"actor.events":    {ZH: "这次往返中它产生的事件：", EN: "its events in this round trip:"},
+	"none":            {ZH: "（无）", EN: "(none)"},
+	"pending":         {ZH: "待定", EN: "pending"},
+	"missing":         {ZH: "日志中没有这一步", EN: "this step is not in the log"},
+	"compare.title":   {ZH: "与参考运行对比", EN: "Compared with the reference run"},
+	"firstdiff":       {ZH: "第一处不同", EN: "first difference"},
+	"payload":         {ZH: "载荷", EN: "payload"},
+
+	"error.what":   {ZH: "出了什么问题", EN: "What is wrong"},
+	"error.fix":    {ZH: "如何修复", EN: "How to repair it"},
+	"error.reload": {ZH: "修复后刷新本页即可，不必重启 course serve。", EN: "Reload this page after the repair; course serve need not be restarted."},
+	"error.file":   {ZH: "文件", EN: "file"},
+	"error.read":   {ZH: "检查路径是否正确、文件是否可读。", EN: "check that the path is right and the file readable."},
+	"nocall.title": {ZH: "没有这个工具调用", EN: "no such tool call"},
+	"nocall.what":  {ZH: "日志中 seq %d 的事件不是 tool/call。", EN: "the event at seq %d of the log is not a tool/call."},
+	"nocall.fix":   {ZH: "去掉地址里的 ?call=，或选择日志中的一个调用：%s", EN: "drop ?call= from the address, or choose a call of the log: %s"},
+}
+
+// messages is the package's whole catalog.
+var messages = i18n.MustMerge(stageMessages, uiMessages)
+
+// textFunc formats a catalog message in one language.
+type textFunc func(id string, args ...any) string
+
+// texts returns the catalog's text function for lang.
+func texts(lang string) textFunc {
+	return func(id string, args ...any) string {
+		if m, ok := messages[id]; ok && !strings.Contains(m.In(lang), "%") {
+			return m.In(lang) // a text that takes none of the arguments every stage passes
+		}
+		return messages.Text(lang, id, args...)
+	}
+}
+
+// pageTexts are the labels the script needs, with the comparison's words from course
+// transcript's own catalog.
+func pageTexts(lang string) map[string]string {
+	out := map[string]string{}
+	for id := range maps.Keys(uiMessages) {
+		if !strings.Contains(uiMessages[id].EN, "%") {
+			out[id] = uiMessages.Text(lang, id)
+		}
+	}
+	labels := transcript.LabelsIn(lang)
+	out["learner"] = labels.Learner
+	out["reference"] = labels.Reference
+	return out
+}

@@ -1,0 +1,245 @@
+package sessionlog_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/learn-tinypi/course/internal/i18n"
+	"github.com/learn-tinypi/course/internal/sessionlog"
+	"github.com/learn-tinypi/course/solutions/tinypi"
+)
+
+// The lines of a small, valid log: a question, a read call c1, its result, the answer.
+const (
+	header    = `{"format":"tinypi-session","version":1,"session":"t"}`
+	user      = `{"type":"user/message","seq":0,"time":"2026-12-01T10:00:00Z","data":{"message":{"role":"user","content":[{"type":"text","text":"读 README.md"}]}}}`
+	request1  = `{"type":"model/request","seq":1,"data":{"throughSeq":0,"messages":1}}`
+	assistant = `{"type":"assistant/message","seq":2,"data":{"message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":"{\"path\":\"README.md\"}"}],"stopReason":"toolUse"}}}`
+	call      = `{"type":"tool/call","seq":3,"data":{"callId":"c1","name":"read","arguments":"{\"path\":\"README.md\"}"}}`
+	result    = `{"type":"tool/result","seq":4,"data":{"message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"# tiny-pi"}]}},"sourceEventSeqs":[3]}`
+	request2  = `{"type":"model/request","seq":5,"data":{"throughSeq":4,"messages":3}}`
+	answer    = `{"type":"assistant/message","seq":6,"data":{"message":{"role":"assistant","content":[{"type":"text","text":"项目叫 tiny-pi。"}],"stopReason":"stop"}}}`
+)
+
+func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+
+func read(t *testing.T, text string) (*sessionlog.Log, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
+	return sessionlog.ReadFile(path)
+}
+
+func TestReadValid(t *testing.T) {
+	log, err := read(t, lines(header, user, request1, assistant, call, result, request2, answer))
+	require.NoError(t, err)
+	assert.Equal(t, sessionlog.Header{Format: "tinypi-session", Version: 1, Session: "t"}, log.Header)
+	require.Len(t, log.Events, 7)
+	var types []sessionlog.Type
+	for i, e := range log.Events {
+		assert.Equal(t, i, e.Seq)
+		assert.Equal(t, i+2, e.Line)
+		types = append(types, e.Type)
+	}
+	assert.Equal(t, []sessionlog.Type{"user/message", "model/request", "assistant/message", "tool/call", "tool/result", "model/request", "assistant/message"}, types)
+	assert.Equal(t, &sessionlog.Call{CallID: "c1", Name: "read", Arguments: `{"path":"README.md"}`}, log.Events[3].Call)
+	assert.Equal(t, &sessionlog.Request{ThroughSeq: 4, Messages: 3}, log.Events[5].Request)
+	assert.Equal(t, []int{3}, log.Events[4].SourceEventSeqs)
+	assert.Equal(t, "2026-12-01T10:00:00Z", log.Events[0].Time.Format("2006-01-02T15:04:05Z07:00"))
+}
+
+func TestReadNoFinalNewline(t *testing.T) {
+	log, err := read(t, strings.TrimSuffix(lines(header, user), "\n"))
+	require.NoError(t, err)
+	assert.Len(t, log.Events, 1)
+}
+
+func TestReadIgnorableUnknownType(t *testing.T) {
+	progress := `{"type":"tool/progress","seq":1,"ignorable":true,"data":{"callId":"c1"}}`
+	log, err := read(t, lines(header, user, progress))
+	require.NoError(t, err)
+	require.Len(t, log.Events, 2)
+	assert.Equal(t, sessionlog.Type("tool/progress"), log.Events[1].Type)
+	assert.True(t, log.Events[1].Ignorable)
+	assert.Len(t, sessionlog.DeriveMessages(log.Events), 1)
+}
+
+func TestReadDamage(t *testing.T) {
+	tests := []struct {
+		name string
+		text string
+		want sessionlog.Error // Path is filled in by the test
+		// intact is the number of events a torn log still returns; -1 when no log comes back.
+		intact int
+	}{
+		{
+			name:   "torn last line",
+			text:   lines(header, user, request1) + `{"type":"assistant/mess`,
+			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 4, Intact: 2},
+			intact: 2,
+		},
+		{
+			name:   "torn header",
+			text:   `{"format":"tinypi-ses`,
+			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 1},
+			intact: -1,
+		},
+		{
+			name:   "bad JSON before the last line",
+			text:   lines(header, user, `{"type":"model/request","seq":1,`, assistant),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 3},
+			intact: -1,
+		},
+		{
+			name:   "blank line in the middle",
+			text:   lines(header, user, "", request1),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 3},
+			intact: -1,
+		},
+		{
+			name:   "no seq",
+			text:   lines(header, `{"type":"turn/start","data":{}}`),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 2},
+			intact: -1,
+		},
+		{
+			name:   "unknown type not ignorable",
+			text:   lines(header, user, `{"type":"tool/progress","seq":1,"data":{}}`),
+			want:   sessionlog.Error{Kind: sessionlog.KindUnknownType, Line: 3, Type: "tool/progress"},
+			intact: -1,
+		},
+		{
+			name:   "seq skips one",
+			text:   lines(header, user, strings.Replace(request1, `"seq":1`, `"seq":2`, 1)),
+			want:   sessionlog.Error{Kind: sessionlog.KindSeq, Line: 3, Seq: 2, WantSeq: 1},
+			intact: -1,
+		},
+		{
+			name:   "seq repeats",
+			text:   lines(header, user, strings.Replace(request1, `"seq":1`, `"seq":0`, 1)),
+			want:   sessionlog.Error{Kind: sessionlog.KindSeq, Line: 3, Seq: 0, WantSeq: 1},
+			intact: -1,
+		},
+		{
+			name:   "another version",
+			text:   lines(`{"format":"tinypi-session","version":2}`, user),
+			want:   sessionlog.Error{Kind: sessionlog.KindVersion, Line: 1, Version: 2},
+			intact: -1,
+		},
+		{
+			name:   "another format",
+			text:   lines(`{"format":"tinypi-record","version":1}`, user),
+			want:   sessionlog.Error{Kind: sessionlog.KindHeader, Line: 1},
+			intact: -1,
+		},
+		{
+			name:   "empty file",
+			text:   "",
+			want:   sessionlog.Error{Kind: sessionlog.KindHeader, Line: 1},
+			intact: -1,
+		},
+		{
+			name:   "result refers to no call",
+			text:   lines(header, user, request1, assistant, strings.Replace(result, `"seq":4`, `"seq":3`, 1), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 5},
+			intact: -1,
+		},
+		{
+			name:   "result of another call",
+			text:   lines(header, user, request1, assistant, call, strings.Replace(result, `"toolCallId":"c1"`, `"toolCallId":"c2"`, 1), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 6},
+			intact: -1,
+		},
+		{
+			name:   "request count does not match the log",
+			text:   lines(header, user, request1, assistant, call, result, strings.Replace(request2, `"messages":3`, `"messages":2`, 1), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 7},
+			intact: -1,
+		},
+		{
+			name:   "user/message holding an assistant message",
+			text:   lines(header, strings.Replace(user, `"role":"user"`, `"role":"assistant"`, 1), request1),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 2},
+			intact: -1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			log, err := read(t, tt.text)
+			var got *sessionlog.Error
+			require.ErrorAs(t, err, &got)
+			assert.NotEmpty(t, got.Detail)
+			assert.Equal(t, "run.jsonl", filepath.Base(got.Path))
+			got.Detail, got.Path = "", ""
+			assert.Equal(t, tt.want, *got)
+			if tt.intact < 0 {
+				assert.Nil(t, log)
+			} else {
+				require.NotNil(t, log)
+				assert.Len(t, log.Events, tt.intact)
+			}
+		})
+	}
+}
+
+func TestErrorExplain(t *testing.T) {
+	e := &sessionlog.Error{Kind: sessionlog.KindTorn, Path: "sessions/a.jsonl", Line: 10, Intact: 8}
+	what, fix := e.Explain(i18n.EN)
+	assert.Equal(t, "line 10 (the last line) is incomplete: writing stopped in the middle of it (the process was interrupted, for example). The 8 events before it are intact.", what)
+	assert.Equal(t, "delete line 10 to keep the intact log: sed -i '10d' sessions/a.jsonl; or run again.", fix)
+	what, _ = (&sessionlog.Error{Kind: sessionlog.KindSeq, Line: 7, Seq: 6, WantSeq: 5}).Explain(i18n.ZH)
+	assert.Equal(t, "第 7 行的 seq 是 6，应为 5：seq 是它之前的事件数，必须连续。有事件丢失、重复或顺序被打乱。", what)
+	assert.Equal(t, "session log sessions/a.jsonl: line 10: torn: cut", (&sessionlog.Error{Kind: sessionlog.KindTorn, Path: "sessions/a.jsonl", Line: 10, Detail: "cut"}).Error())
+}
+
+func TestErrorExplainEveryKind(t *testing.T) {
+	for _, k := range []sessionlog.Kind{sessionlog.KindTorn, sessionlog.KindDamaged, sessionlog.KindUnknownType, sessionlog.KindSeq, sessionlog.KindHeader, sessionlog.KindVersion} {
+		for _, lang := range []string{i18n.ZH, i18n.EN} {
+			what, fix := (&sessionlog.Error{Kind: k, Line: 3, Detail: "x"}).Explain(lang)
+			for _, s := range []string{what, fix} {
+				assert.NotEmpty(t, s, "kind %s, %s", k, lang)
+				assert.NotContains(t, s, "!", "kind %s, %s: a missing message", k, lang)
+				assert.NotContains(t, s, "%!", "kind %s, %s: a bad verb", k, lang)
+			}
+		}
+	}
+}
+
+func TestDeriveMessages(t *testing.T) {
+	u := tinypi.UserMessage{Content: []tinypi.ContentBlock{tinypi.Text("读 README.md")}}
+	a := tinypi.AssistantMessage{Content: []tinypi.ContentBlock{tinypi.ToolCall{ID: "c1", Name: "read", Arguments: `{}`}}, StopReason: tinypi.StopReasonToolUse}
+	r := tinypi.ToolResultMessage{ToolCallID: "c1", ToolName: "read", Content: []tinypi.ContentBlock{tinypi.Text("# tiny-pi")}}
+	tests := []struct {
+		name   string
+		events []sessionlog.Event
+		want   []tinypi.Message
+	}{
+		{name: "no events", events: nil, want: nil},
+		{name: "only bookkeeping", events: []sessionlog.Event{
+			{Type: sessionlog.TypeTurnStart}, {Type: sessionlog.TypeToolCall, Call: &sessionlog.Call{CallID: "c1"}},
+			{Type: sessionlog.TypeModelRequest, Request: &sessionlog.Request{}}, {Type: "x/y", Ignorable: true}, {Type: sessionlog.TypeTurnEnd},
+		}, want: nil},
+		{name: "messages in log order, bookkeeping skipped", events: []sessionlog.Event{
+			{Type: sessionlog.TypeTurnStart},
+			{Type: sessionlog.TypeUserMessage, Message: u},
+			{Type: sessionlog.TypeModelRequest, Request: &sessionlog.Request{}},
+			{Type: sessionlog.TypeAssistantMessage, Message: a},
+			{Type: sessionlog.TypeToolCall, Call: &sessionlog.Call{CallID: "c1"}},
+			{Type: sessionlog.TypeToolResult, Message: r, SourceEventSeqs: []int{4}},
+		}, want: []tinypi.Message{u, a, r}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, sessionlog.DeriveMessages(tt.events))
+		})
+	}
+}
+
+func TestErrorMessagesAgree(t *testing.T) {
+	assert.Empty(t, sessionlog.CatalogProblems())
+}
