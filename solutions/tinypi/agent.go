@@ -134,8 +134,9 @@ func (a *Agent) start(ctx context.Context, added []Message) error {
 	//lab:begin 9.3
 	a.mu.Lock()
 	if a.state.Running {
+		id := a.state.RunID
 		a.mu.Unlock()
-		return fmt.Errorf("%w (run %d)", ErrAgentBusy, a.state.RunID)
+		return fmt.Errorf("%w (run %d)", ErrAgentBusy, id)
 	}
 	transcript := append(CloneMessages(a.state.Messages), CloneMessages(added)...)
 	if len(added) == 0 && !continuable(transcript) {
