@@ -277,6 +277,8 @@ func (a *Agent) endRunLocked() {
 	a.cancel = nil
 	//lab:begin 9.4
 	a.steering.items, a.followUp.items = nil, nil
+	//lab:stub
+	//	// TODO: drop what the run did not take
 	//lab:end
 }
 

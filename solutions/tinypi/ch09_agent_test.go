@@ -888,11 +888,8 @@ func TestLab9_5_订阅者_UnsubscribeAndPanic(t *testing.T) {
 	})
 	st := ch09Settle(t, a)
 	want := []string{"run_start#1", "model_event:start#1", "model_event:text_delta#1", "model_event:done/stop#1", "assistant_message:stop#1", "turn_end:stop/1#1", "run_end:stop#1"}
-	if len(st.SubscriberErrors) != len(want) {
-		t.Fatalf("subscriber errors = %d %q, want %d: every panic of the broken subscriber is recorded, and it stays subscribed", len(st.SubscriberErrors), st.SubscriberErrors, len(want))
-	}
-	if got, wantErr := st.SubscriberErrors[0], "subscriber 3 panicked on run_start: 订阅者坏了"; got != wantErr {
-		t.Errorf("first subscriber error = %q, want %q", got, wantErr)
+	if got := gone.kinds(); len(got) != 0 {
+		t.Errorf("the unsubscribed subscriber still got %v", got)
 	}
 	if diff := cmp.Diff(want, third.kinds()); diff != "" {
 		t.Errorf("the subscriber after the broken one (-want +got):\n%s", diff)
@@ -900,8 +897,11 @@ func TestLab9_5_订阅者_UnsubscribeAndPanic(t *testing.T) {
 	if diff := cmp.Diff(want, first.kinds()); diff != "" {
 		t.Errorf("the first subscriber (-want +got):\n%s", diff)
 	}
-	if got := gone.kinds(); len(got) != 0 {
-		t.Errorf("the unsubscribed subscriber still got %v", got)
+	if len(st.SubscriberErrors) != len(want) {
+		t.Fatalf("subscriber errors = %d %q, want %d: every panic of the broken subscriber is recorded, and it stays subscribed", len(st.SubscriberErrors), st.SubscriberErrors, len(want))
+	}
+	if got, wantErr := st.SubscriberErrors[0], "subscriber 3 panicked on run_start: 订阅者坏了"; got != wantErr {
+		t.Errorf("first subscriber error = %q, want %q", got, wantErr)
 	}
 }
 
