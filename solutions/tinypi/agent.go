@@ -278,7 +278,6 @@ func (a *Agent) endRunLocked() {
 	//lab:begin 9.4
 	a.steering.items, a.followUp.items = nil, nil
 	//lab:stub
-	//	// TODO: drop what the run did not take
 	//lab:end
 }
 
