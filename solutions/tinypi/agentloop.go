@@ -68,6 +68,15 @@ type AgentLoopOptions struct {
 	// in parallel, so the events it sees form one total order. turn_end is the last call: none
 	// follows it, not even a late progress report of a tool.
 	OnEvent func(LoopEvent)
+	//chapter:begin 09
+	// Steering, when set, is polled after every tool batch and whenever the model answered
+	// without asking for tools. The messages it returns are appended, each reported by a
+	// QueuedMessageEvent, before the next model request; the calls of the batch have all run.
+	Steering func() []Message
+	// FollowUp, when set, is polled only when the run would otherwise stop (the model answered
+	// without tools and Steering had nothing). Its messages are appended and the run goes on.
+	FollowUp func() []Message
+	//chapter:end
 }
 
 // AgentRunResult is how a run ended.
@@ -299,6 +308,11 @@ func failedTurn(err error) AssistantMessage {
 func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, steps int) (AgentRunResult, bool) {
 	//lab:begin 7.1
 	if assistant.StopReason == StopReasonStop && len(assistant.ToolCalls()) == 0 {
+		//chapter:begin 09
+		if r.continueInsteadOfStop() {
+			return AgentRunResult{}, false
+		}
+		//chapter:end
 		return r.finish(RunStop, steps), true
 	}
 	//lab:stub
@@ -309,7 +323,15 @@ func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, ste
 	//lab:begin 7.2
 	if calls := assistant.ToolCalls(); assistant.StopReason == StopReasonToolUse && len(calls) > 0 {
 		r.runToolBatch(ctx, calls)
-		return r.stopAfterTools(ctx, steps)
+		//chapter:begin 09
+		if result, done := r.stopAfterTools(ctx, steps); done {
+			return result, true
+		}
+		r.takeSteering()
+		return AgentRunResult{}, false
+		//chapter:before
+		// return r.stopAfterTools(ctx, steps)
+		//chapter:end
 	}
 	//lab:stub
 	//	if assistant.StopReason == StopReasonToolUse {
@@ -318,6 +340,58 @@ func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, ste
 	//lab:end
 	return r.finishWithoutExecuting(assistant, steps), true
 }
+
+//chapter:begin 09
+
+// takeSteering polls the Steering hook and appends what it returns. It reports whether it
+// appended anything.
+func (r *loopRun) takeSteering() bool {
+	if r.opts.Steering == nil {
+		return false
+	}
+	//lab:begin 9.2
+	return r.inject(r.opts.Steering())
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// continueInsteadOfStop is asked when the model answered without tools: steering first, then
+// follow-ups. It reports whether messages were appended, so that the run goes on.
+func (r *loopRun) continueInsteadOfStop() bool {
+	if r.opts.Steering == nil && r.opts.FollowUp == nil {
+		return false
+	}
+	//lab:begin 9.2
+	if r.takeSteering() {
+		return true
+	}
+	return r.opts.FollowUp != nil && r.inject(r.opts.FollowUp())
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// inject appends queued messages to the transcript, a copy of each, and reports each one.
+func (r *loopRun) inject(messages []Message) bool {
+	for _, m := range messages {
+		m = CloneMessage(m)
+		r.messages = append(r.messages, m)
+		r.emit(QueuedMessageEvent{Message: m})
+	}
+	return len(messages) > 0
+}
+
+// QueuedMessageEvent announces a message taken from the Steering or FollowUp hook and
+// appended to the transcript before the next model request.
+type QueuedMessageEvent struct{ Message Message }
+
+// EventType implements LoopEvent.
+func (QueuedMessageEvent) EventType() string { return "queued_message" }
+
+func (QueuedMessageEvent) isLoopEvent() {}
+
+//chapter:end
 
 // runToolBatch runs the calls of one assistant message and appends their results in call
 // order. A single call runs on this goroutine; a larger batch runs concurrently: every

@@ -1,0 +1,499 @@
+package tinypi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Errors of the Agent's methods; test them with errors.Is.
+var (
+	// ErrAgentBusy: a run is active, so the agent cannot start another one or be reset.
+	ErrAgentBusy = errors.New("tinypi: agent is busy: a run is active")
+	// ErrAgentIdle: no run can take a steering or follow-up message (none is active, or the
+	// active one has already decided to stop). Start a run with Prompt instead.
+	ErrAgentIdle = errors.New("tinypi: agent is idle: no run can take the message")
+	// ErrNothingToContinue: Continue needs a transcript that ends with a user message or a tool
+	// result, something the model has not answered yet.
+	ErrNothingToContinue = errors.New("tinypi: nothing to continue: the transcript is empty or ends with an assistant message")
+)
+
+// QueueMode says how many queued messages a run takes at each poll.
+type QueueMode string
+
+// The queue modes.
+const (
+	// QueueOneAtATime takes the oldest queued message at each poll (the default).
+	QueueOneAtATime QueueMode = "one-at-a-time"
+	// QueueAll takes every queued message at once.
+	QueueAll QueueMode = "all"
+)
+
+// AgentOptions configures an Agent.
+type AgentOptions struct {
+	SystemPrompt string
+	Model        Model
+	Tools        *Registry
+	// Messages is the transcript the agent starts with; the agent keeps its own copy.
+	Messages []Message
+	// ExecuteToolCall and MaxSteps are passed to every run (see AgentLoopOptions).
+	ExecuteToolCall ToolExecutor
+	MaxSteps        int
+	// SteeringMode and FollowUpMode: how many queued messages a run takes at each poll;
+	// empty means QueueOneAtATime.
+	SteeringMode QueueMode
+	FollowUpMode QueueMode
+}
+
+// Agent keeps a conversation across runs of RunAgentLoop: its state, one run at a time,
+// steering and follow-up queues for the active run, and subscribers that see every event.
+//
+// All methods are safe for concurrent use and may be called from a subscriber, except
+// WaitForIdle, which would wait for the delivery it is part of. Prompt and Continue start a run
+// and return at once; WaitForIdle waits for it and for the delivery of its events. Model
+// trouble never comes back as an error: it ends the run with an assistant message whose stop
+// reason is error, and State().LastError says why.
+type Agent struct {
+	opts AgentOptions
+
+	mu          sync.Mutex
+	state       AgentState         // folded from the events by ReduceAgentState
+	lastRunID   int                // ids are never reused, also across Reset
+	cancel      context.CancelFunc // cancels the active run; nil when none
+	closing     bool               // the active run decided to stop: no queue may grow
+	steering    messageQueue
+	followUp    messageQueue
+	subscribers []subscriber
+	nextSubID   int
+	outbox      []AgentEvent  // reduced, not yet delivered
+	delivering  bool          // a goroutine is delivering the outbox
+	quiet       chan struct{} // closed when no run is active and every event is delivered; nil when quiet
+}
+
+// subscriber is one Subscribe call: the id tells two subscriptions of the same function apart.
+type subscriber struct {
+	id int
+	fn func(AgentEvent)
+}
+
+// messageQueue holds steering or follow-up messages until the active run takes them.
+type messageQueue struct {
+	mode  QueueMode
+	items []Message
+}
+
+// NewAgent returns an idle agent with opts' system prompt, model, tools and transcript.
+func NewAgent(opts AgentOptions) (*Agent, error) {
+	if opts.Model == nil {
+		return nil, errors.New("tinypi: NewAgent: AgentOptions.Model is nil")
+	}
+	if opts.MaxSteps < 0 {
+		return nil, fmt.Errorf("tinypi: NewAgent: MaxSteps is %d, want 0 (default) or more", opts.MaxSteps)
+	}
+	a := &Agent{opts: opts}
+	a.steering.mode, a.followUp.mode = opts.SteeringMode, opts.FollowUpMode
+	a.state = AgentState{
+		SystemPrompt: opts.SystemPrompt,
+		Model:        opts.Model,
+		Tools:        opts.Tools.Definitions(),
+		Messages:     CloneMessages(opts.Messages),
+	}
+	return a, nil
+}
+
+// State returns a deep copy of the agent's state.
+func (a *Agent) State() AgentState {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.state.Clone()
+}
+
+// Prompt appends messages to the transcript and starts a run with it. It returns at once; the
+// run goes on under ctx until it ends or Abort is called. While a run is active it fails with
+// ErrAgentBusy.
+func (a *Agent) Prompt(ctx context.Context, messages ...Message) error {
+	if len(messages) == 0 {
+		return errors.New("tinypi: Prompt: no messages")
+	}
+	return a.start(ctx, messages)
+}
+
+// Continue starts a run from the transcript as it is, for a transcript that ends with a user
+// message or a tool result (ErrNothingToContinue otherwise). While a run is active it fails
+// with ErrAgentBusy.
+func (a *Agent) Continue(ctx context.Context) error {
+	return a.start(ctx, nil)
+}
+
+// start begins a new run whose transcript is the agent's followed by added: it publishes
+// run_start and starts the run's goroutine.
+func (a *Agent) start(ctx context.Context, added []Message) error {
+	//lab:begin 9.3
+	a.mu.Lock()
+	if a.state.Running {
+		id := a.state.RunID
+		a.mu.Unlock()
+		return fmt.Errorf("%w (run %d)", ErrAgentBusy, id)
+	}
+	transcript := append(CloneMessages(a.state.Messages), CloneMessages(added)...)
+	if len(added) == 0 && !continuable(transcript) {
+		a.mu.Unlock()
+		return ErrNothingToContinue
+	}
+	a.lastRunID++
+	id := a.lastRunID
+	runCtx, cancel := context.WithCancel(ctx)
+	a.cancel, a.closing = cancel, false
+	a.publishLocked(RunStartEvent{RunID: id, Messages: transcript})
+	a.mu.Unlock()
+	a.deliver()
+	go a.run(runCtx, cancel, id, transcript)
+	return nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// continuable reports whether the model has something to answer at the end of messages.
+func continuable(messages []Message) bool {
+	return len(messages) > 0 && messages[len(messages)-1].MessageRole() != RoleAssistant
+}
+
+// Steer queues m for the active run: it is appended after the current tool batch (or the
+// current answer) and before the next model request. Without a run that can take it, Steer
+// fails with ErrAgentIdle.
+func (a *Agent) Steer(m Message) error {
+	return a.enqueue(&a.steering, m)
+}
+
+// FollowUp queues m for the active run: it is appended only when the run would otherwise stop,
+// and the run goes on with it. Without a run that can take it, FollowUp fails with
+// ErrAgentIdle.
+func (a *Agent) FollowUp(m Message) error {
+	return a.enqueue(&a.followUp, m)
+}
+
+// enqueue adds a copy of m to q if the active run can still take it.
+func (a *Agent) enqueue(q *messageQueue, m Message) error {
+	//lab:begin 9.3
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.state.Running || a.closing {
+		return ErrAgentIdle
+	}
+	q.items = append(q.items, CloneMessage(m))
+	return nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// take removes and returns what one poll takes from q: the oldest message, or all of them in
+// QueueAll mode.
+func (q *messageQueue) take() []Message {
+	//lab:begin 9.2
+	if len(q.items) == 0 {
+		return nil
+	}
+	n := 1
+	if q.mode == QueueAll {
+		n = len(q.items)
+	}
+	taken := slices.Clone(q.items[:n])
+	q.items = slices.Delete(q.items, 0, n)
+	return taken
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// takeSteering is the run's Steering hook.
+func (a *Agent) takeSteering() []Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.steering.take()
+}
+
+// takeFollowUp is the run's FollowUp hook, asked when the run would stop. A steering message
+// that arrived since the last poll goes first. When both queues are empty the run stops, so
+// from here on Steer and FollowUp refuse: nothing would take their messages.
+func (a *Agent) takeFollowUp() []Message {
+	//lab:begin 9.3
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if m := a.steering.take(); len(m) > 0 {
+		return m
+	}
+	if m := a.followUp.take(); len(m) > 0 {
+		return m
+	}
+	a.closing = true
+	return nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// run drives run id on its own goroutine and publishes its run_end. A panic anywhere in the run
+// (a broken model, a failing lab) ends the run with error instead of the process.
+func (a *Agent) run(ctx context.Context, cancel context.CancelFunc, id int, transcript []Message) {
+	defer cancel()
+	var end RunEndEvent
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				end = RunEndEvent{RunID: id, Reason: RunError, Error: fmt.Sprintf("tinypi: agent run %d panicked: %v", id, p)}
+			}
+		}()
+		result, err := RunAgentLoop(ctx, AgentLoopOptions{
+			Context:         AgentContext{SystemPrompt: a.opts.SystemPrompt, Messages: transcript},
+			Model:           guardedModel{a.opts.Model},
+			Tools:           a.opts.Tools,
+			ExecuteToolCall: a.opts.ExecuteToolCall,
+			MaxSteps:        a.opts.MaxSteps,
+			OnEvent:         func(e LoopEvent) { a.publish(RunLoopEvent{RunID: id, Event: e}) },
+			Steering:        a.takeSteering,
+			FollowUp:        a.takeFollowUp,
+		})
+		if err != nil {
+			end = RunEndEvent{RunID: id, Reason: RunError, Error: err.Error()}
+			return
+		}
+		end = RunEndEvent{RunID: id, Reason: result.Reason, Messages: result.Messages, Error: runError(result)}
+	}()
+	a.mu.Lock()
+	a.endRunLocked()
+	a.publishLocked(end)
+	a.mu.Unlock()
+	a.deliver()
+}
+
+// endRunLocked forgets the active run: what is still queued can never be taken, so it is
+// dropped (after an error or an abort; a run that stopped normally took everything).
+func (a *Agent) endRunLocked() {
+	a.cancel = nil
+	//lab:begin 9.4
+	a.steering.items, a.followUp.items = nil, nil
+	//lab:stub
+	//lab:end
+}
+
+// runError says why a run ended with error or aborted: the message of its last assistant, or
+// the reason when the assistant has none (a run aborted during its tools). Empty for any other
+// end.
+func runError(result AgentRunResult) string {
+	//lab:begin 9.4
+	if result.Reason != RunError && result.Reason != RunAborted {
+		return ""
+	}
+	for _, m := range slices.Backward(result.Messages) {
+		if assistant, ok := m.(AssistantMessage); ok && assistant.ErrorMessage != "" {
+			return assistant.ErrorMessage
+		}
+		if m.MessageRole() == RoleAssistant {
+			break
+		}
+	}
+	return "run ended: " + string(result.Reason)
+	//lab:stub
+	//	if result.Reason == RunStop {
+	//		return ""
+	//	}
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// guardedModel turns every failure of a model into a stream that ends with an error event, so
+// that the loop records it as an assistant message with stop reason error.
+type guardedModel struct{ Model }
+
+// Stream implements Model.
+func (m guardedModel) Stream(ctx context.Context, req Request) (stream *AssistantStream) {
+	defer func() {
+		if p := recover(); p != nil {
+			stream = failedStream(fmt.Sprintf("model panicked: %v", p))
+		}
+	}()
+	if stream = m.Model.Stream(ctx, req); stream == nil {
+		return failedStream("model returned no stream")
+	}
+	return stream
+}
+
+// failedStream is a complete stream whose only event is an error with message msg.
+func failedStream(msg string) *AssistantStream {
+	//lab:begin 9.4
+	stream := NewAssistantStream()
+	stream.Push(ErrorEvent{Message: AssistantMessage{StopReason: StopReasonError, ErrorMessage: msg, Timestamp: time.Now().UnixMilli()}})
+	return stream
+	//lab:end
+}
+
+// Abort cancels the active run, if any, and returns without waiting: the run ends aborted,
+// every tool call in it still gets its result, and its queues are dropped. Use WaitForIdle to
+// wait for the end.
+func (a *Agent) Abort() {
+	//lab:begin 9.4
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cancel != nil {
+		a.cancel()
+	}
+	//lab:end
+}
+
+// WaitForIdle waits until no run is active and every event has reached every subscriber, or
+// ctx ends (it then returns ctx's error). Never call it from a subscriber.
+func (a *Agent) WaitForIdle(ctx context.Context) error {
+	//lab:begin 9.3
+	a.mu.Lock()
+	quiet := a.quiet
+	a.mu.Unlock()
+	if quiet == nil {
+		return nil
+	}
+	select {
+	case <-quiet:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// Reset clears the transcript, the last error and the recorded subscriber panics; system
+// prompt, model, tools and subscribers stay, and run ids go on from where they were. While a
+// run is active it fails with ErrAgentBusy.
+func (a *Agent) Reset() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.state.Running {
+		return fmt.Errorf("%w (run %d)", ErrAgentBusy, a.state.RunID)
+	}
+	a.state.Messages, a.state.LastError, a.state.SubscriberErrors = nil, "", nil
+	return nil
+}
+
+// Subscribe registers fn for every event published from now on and returns the function that
+// removes exactly this subscription (calling it again does nothing). Events reach the
+// subscribers one at a time, in the order they happened, each event to every subscriber before
+// the next; an event raised inside a subscriber (it calls Prompt, say) is delivered after the
+// current one. A subscriber that panics is recorded in State().SubscriberErrors; the others
+// still get the event.
+func (a *Agent) Subscribe(fn func(AgentEvent)) (unsubscribe func()) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.nextSubID++
+	id := a.nextSubID
+	a.subscribers = append(a.subscribers, subscriber{id: id, fn: fn})
+	return func() { a.unsubscribe(id) }
+}
+
+// unsubscribe removes the subscription id, if it is still there.
+func (a *Agent) unsubscribe(id int) {
+	//lab:begin 9.5
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.subscribers = slices.DeleteFunc(a.subscribers, func(s subscriber) bool { return s.id == id })
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// publish reduces e into the state and delivers it.
+func (a *Agent) publish(e AgentEvent) {
+	a.mu.Lock()
+	a.publishLocked(e)
+	a.mu.Unlock()
+	a.deliver()
+}
+
+// publishLocked reduces e into the state and queues it for delivery.
+func (a *Agent) publishLocked(e AgentEvent) {
+	a.state = ReduceAgentState(a.state, e)
+	a.outbox = append(a.outbox, e)
+	if a.quiet == nil {
+		a.quiet = make(chan struct{})
+	}
+}
+
+// settleLocked closes quiet once no run is active and nothing is left to deliver.
+func (a *Agent) settleLocked() {
+	if a.quiet != nil && !a.state.Running && !a.delivering && len(a.outbox) == 0 {
+		close(a.quiet)
+		a.quiet = nil
+	}
+}
+
+// deliver hands the queued events to the subscribers, in order. Only one goroutine delivers at
+// a time: a call that finds another delivery under way (on another goroutine, or further up its
+// own stack, inside a subscriber) leaves its events to that one and returns.
+func (a *Agent) deliver() {
+	//lab:begin 9.5
+	a.mu.Lock()
+	if a.delivering {
+		a.mu.Unlock()
+		return
+	}
+	a.delivering = true
+	for len(a.outbox) > 0 {
+		e := a.outbox[0]
+		a.outbox = a.outbox[1:]
+		subscribers := slices.Clone(a.subscribers)
+		a.mu.Unlock()
+		for _, s := range subscribers {
+			a.callSubscriber(s, e)
+		}
+		a.mu.Lock()
+	}
+	a.delivering = false
+	a.settleLocked()
+	a.mu.Unlock()
+	//lab:stub
+	//	a.mu.Lock()
+	//	if a.delivering {
+	//		a.state.SubscriberErrors = append(a.state.SubscriberErrors, LAB_PENDING)
+	//	}
+	//	a.delivering = true
+	//	events, subscribers := a.outbox, slices.Clone(a.subscribers)
+	//	a.outbox = nil
+	//	a.mu.Unlock()
+	//	for _, e := range events {
+	//		for _, s := range subscribers {
+	//			a.callSubscriber(s, e)
+	//		}
+	//	}
+	//	a.mu.Lock()
+	//	a.delivering = false
+	//	a.settleLocked()
+	//	a.mu.Unlock()
+	//lab:end
+}
+
+// callSubscriber gives e to one subscriber; a panic is recorded, not passed on.
+func (a *Agent) callSubscriber(s subscriber, e AgentEvent) {
+	//lab:begin 9.5
+	defer func() {
+		if p := recover(); p != nil {
+			a.mu.Lock()
+			a.state.SubscriberErrors = append(a.state.SubscriberErrors, fmt.Sprintf("subscriber %d panicked on %s: %v", s.id, e.EventType(), p))
+			a.mu.Unlock()
+		}
+	}()
+	s.fn(e)
+	//lab:stub
+	//	defer func() {
+	//		if p := recover(); p != nil {
+	//			a.mu.Lock()
+	//			a.state.SubscriberErrors = append(a.state.SubscriberErrors, LAB_PENDING)
+	//			a.mu.Unlock()
+	//		}
+	//	}()
+	//	s.fn(e)
+	//lab:end
+}

@@ -1,0 +1,208 @@
+package tinypi
+
+import "slices"
+
+// AgentEvent is what an Agent reports to its subscribers. The set is closed: RunStartEvent,
+// RunLoopEvent and RunEndEvent. Every event names the run it belongs to.
+type AgentEvent interface {
+	// EventType is "run_start", "run_end", or the type of the loop event a RunLoopEvent carries.
+	EventType() string
+	// Run is the id of the run the event belongs to. Ids start at 1 and are never reused.
+	Run() int
+}
+
+// RunStartEvent opens run RunID; Messages is the transcript the run starts from.
+type RunStartEvent struct {
+	RunID    int
+	Messages []Message
+}
+
+// RunLoopEvent carries one event of the loop that drives run RunID.
+type RunLoopEvent struct {
+	RunID int
+	Event LoopEvent
+}
+
+// RunEndEvent closes run RunID. It is the last event of the run.
+type RunEndEvent struct {
+	RunID  int
+	Reason RunReason
+	// Messages is the run's whole transcript; nil when the run failed before the loop returned
+	// one (then the transcript built from the run's events stands).
+	Messages []Message
+	// Error says why a run ended with error or aborted; empty otherwise.
+	Error string
+}
+
+// EventType implements AgentEvent.
+func (RunStartEvent) EventType() string { return "run_start" }
+
+// EventType implements AgentEvent.
+func (e RunLoopEvent) EventType() string { return e.Event.EventType() }
+
+// EventType implements AgentEvent.
+func (RunEndEvent) EventType() string { return "run_end" }
+
+// Run implements AgentEvent.
+func (e RunStartEvent) Run() int { return e.RunID }
+
+// Run implements AgentEvent.
+func (e RunLoopEvent) Run() int { return e.RunID }
+
+// Run implements AgentEvent.
+func (e RunEndEvent) Run() int { return e.RunID }
+
+// AgentState is what an Agent knows at one moment. Agent.State returns a deep copy: changing
+// it changes nothing in the agent.
+type AgentState struct {
+	SystemPrompt string
+	Model        Model
+	Tools        []ToolDefinition
+	// Messages is the transcript: complete messages only.
+	Messages []Message
+	// RunID is the id of the current run, or of the last one when none is running (0: none yet).
+	RunID int
+	// Running is true from run_start to run_end.
+	Running bool
+	// Streaming is the assistant message the model is producing, built from the stream's
+	// deltas; nil when no model response is in progress.
+	Streaming *AssistantMessage
+	// PendingToolCalls are the calls that started and have not ended, in start order.
+	PendingToolCalls []ToolCall
+	// LastError is why the last run ended with error or aborted; empty after any other end.
+	LastError string
+	// SubscriberErrors records every panic of a subscriber, oldest first.
+	SubscriberErrors []string
+}
+
+// Clone returns a deep copy of s: no slice, message or pointer is shared with s.
+func (s AgentState) Clone() AgentState {
+	//lab:begin 9.1
+	out := s
+	out.Tools = slices.Clone(s.Tools)
+	out.Messages = CloneMessages(s.Messages)
+	if s.Streaming != nil {
+		streaming := CloneMessage(*s.Streaming).(AssistantMessage)
+		out.Streaming = &streaming
+	}
+	out.PendingToolCalls = slices.Clone(s.PendingToolCalls)
+	out.SubscriberErrors = slices.Clone(s.SubscriberErrors)
+	return out
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// ReduceAgentState folds one event into a state and returns the new state. It is pure: s is
+// not changed, and nothing of the result shares memory that s can reach and change, so a state
+// may be reduced along two paths. An event of another run than s.RunID is ignored, except a
+// run_start of a newer run, which begins it: a late event of an older run cannot change the
+// state of the current one.
+func ReduceAgentState(s AgentState, e AgentEvent) AgentState {
+	//lab:begin 9.1
+	if start, ok := e.(RunStartEvent); ok {
+		if start.RunID <= s.RunID {
+			return s
+		}
+		s.RunID, s.Running = start.RunID, true
+		s.Messages = CloneMessages(start.Messages)
+		s.Streaming, s.PendingToolCalls, s.LastError = nil, nil, ""
+		return s
+	}
+	if e.Run() != s.RunID {
+		return s
+	}
+	switch e := e.(type) {
+	case RunEndEvent:
+		s.Running = false
+		if e.Messages != nil {
+			s.Messages = CloneMessages(e.Messages)
+		}
+		s.Streaming, s.PendingToolCalls, s.LastError = nil, nil, e.Error
+	case RunLoopEvent:
+		s = reduceLoopEvent(s, e.Event)
+	}
+	return s
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// reduceLoopEvent folds one loop event of the current run into s, without changing s.
+func reduceLoopEvent(s AgentState, e LoopEvent) AgentState {
+	switch e := e.(type) {
+	case ModelEvent:
+		s.Streaming = streamed(s.Streaming, e.Event)
+	case AssistantMessageEvent:
+		s.Streaming = nil
+		s.Messages = appendMessage(s.Messages, e.Message)
+	case ToolStartEvent:
+		s.PendingToolCalls = append(slices.Clip(s.PendingToolCalls), e.Call)
+	case ToolEndEvent:
+		s.PendingToolCalls = slices.DeleteFunc(slices.Clone(s.PendingToolCalls), func(c ToolCall) bool {
+			return c.ID == e.Result.ToolCallID
+		})
+		s.Messages = appendMessage(s.Messages, e.Result)
+	case ToolSkippedEvent:
+		s.Messages = appendMessage(s.Messages, e.Result)
+	case QueuedMessageEvent:
+		s.Messages = appendMessage(s.Messages, e.Message)
+	}
+	return s
+}
+
+// appendMessage returns messages followed by a copy of m, in a new array: the caller's array is
+// never written.
+func appendMessage(messages []Message, m Message) []Message {
+	//lab:begin 9.1
+	return append(slices.Clip(messages), CloneMessage(m))
+	//lab:end
+}
+
+// streamed returns the partial assistant after one stream event, as a new message: start
+// begins an empty one, deltas extend the block at their index, toolcall_end puts the complete
+// call there, and a terminal event ends streaming (nil).
+func streamed(partial *AssistantMessage, e AssistantEvent) *AssistantMessage {
+	if _, ok := e.(StartEvent); ok {
+		return &AssistantMessage{}
+	}
+	if partial == nil {
+		return nil
+	}
+	next := CloneMessage(*partial).(AssistantMessage)
+	switch e := e.(type) {
+	case TextDeltaEvent:
+		text, _ := blockAt(next.Content, e.ContentIndex).(TextContent)
+		next.Content = withBlock(next.Content, e.ContentIndex, Text(text.Text+e.Delta))
+	case ThinkingDeltaEvent:
+		thinking, _ := blockAt(next.Content, e.ContentIndex).(ThinkingContent)
+		thinking.Thinking += e.Delta
+		next.Content = withBlock(next.Content, e.ContentIndex, thinking)
+	case ToolCallEndEvent:
+		next.Content = withBlock(next.Content, e.ContentIndex, e.ToolCall)
+	case DoneEvent, ErrorEvent:
+		return nil
+	}
+	return &next
+}
+
+// blockAt is the block at index i, or nil when there is none yet.
+func blockAt(content []ContentBlock, i int) ContentBlock {
+	if i < 0 || i >= len(content) {
+		return nil
+	}
+	return content[i]
+}
+
+// withBlock puts b at index i of content (which the caller owns), growing it with empty text
+// blocks when needed.
+func withBlock(content []ContentBlock, i int, b ContentBlock) []ContentBlock {
+	if i < 0 {
+		return content
+	}
+	for len(content) <= i {
+		content = append(content, Text(""))
+	}
+	content[i] = b
+	return content
+}
