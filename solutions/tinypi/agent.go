@@ -475,7 +475,9 @@ func (a *Agent) deliver() {
 	//lab:end
 }
 
-// callSubscriber gives e to one subscriber; a panic is recorded, not passed on.
+// callSubscriber gives one subscriber its own copy of e; a panic is recorded, not passed on.
+// The copy keeps a subscriber that changes an event's messages from changing what the
+// subscribers after it see.
 func (a *Agent) callSubscriber(s subscriber, e AgentEvent) {
 	//lab:begin 9.5
 	defer func() {
@@ -485,7 +487,7 @@ func (a *Agent) callSubscriber(s subscriber, e AgentEvent) {
 			a.mu.Unlock()
 		}
 	}()
-	s.fn(e)
+	s.fn(cloneAgentEvent(e))
 	//lab:stub
 	//	defer func() {
 	//		if p := recover(); p != nil {

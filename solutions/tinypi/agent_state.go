@@ -34,6 +34,26 @@ type RunEndEvent struct {
 	Error string
 }
 
+// cloneAgentEvent copies the messages an event carries, so that every subscriber gets its own.
+func cloneAgentEvent(e AgentEvent) AgentEvent {
+	switch e := e.(type) {
+	case RunStartEvent:
+		e.Messages = CloneMessages(e.Messages)
+		return e
+	case RunLoopEvent:
+		if q, ok := e.Event.(QueuedMessageEvent); ok {
+			e.Event = QueuedMessageEvent{Message: CloneMessage(q.Message)}
+		} else {
+			e.Event = cloneLoopEvent(e.Event)
+		}
+		return e
+	case RunEndEvent:
+		e.Messages = CloneMessages(e.Messages)
+		return e
+	}
+	return e
+}
+
 // EventType implements AgentEvent.
 func (RunStartEvent) EventType() string { return "run_start" }
 

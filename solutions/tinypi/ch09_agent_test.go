@@ -905,6 +905,43 @@ func TestLab9_5_订阅者_UnsubscribeAndPanic(t *testing.T) {
 	}
 }
 
+func TestLab9_5_订阅者_OwnCopies(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
+	// The first subscriber scribbles over the transcript run_end carries; the second must still
+	// see the run as it was: every subscriber gets its own copy of an event.
+	a.Subscribe(func(e AgentEvent) {
+		if end, ok := e.(RunEndEvent); ok {
+			for i := range end.Messages {
+				end.Messages[i] = UserText("改掉了")
+			}
+		}
+	})
+	seen := make(chan []string, 1)
+	a.Subscribe(func(e AgentEvent) {
+		if end, ok := e.(RunEndEvent); ok {
+			seen <- ch09Lines(end.Messages)
+		}
+	})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("你好")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	st := ch09Settle(t, a)
+	select {
+	case got := <-seen:
+		if diff := cmp.Diff([]string{"user:你好", "assistant/stop:好"}, got); diff != "" {
+			t.Errorf("run_end seen by the second subscriber after the first changed its copy (-want +got):\n%s", diff)
+		}
+	default:
+		t.Fatal("the second subscriber never got run_end")
+	}
+	if diff := cmp.Diff([]string{"user:你好", "assistant/stop:好"}, ch09Lines(st.Messages)); diff != "" {
+		t.Errorf("state transcript after a subscriber changed its copy of run_end (-want +got):\n%s", diff)
+	}
+}
+
 func TestLab9_5_订阅者_NestedEventsInOrder(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
