@@ -908,13 +908,14 @@ func TestLab9_5_订阅者_UnsubscribeAndPanic(t *testing.T) {
 func TestLab9_5_订阅者_OwnCopies(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
-	// The first subscriber scribbles over the transcript run_end carries; the second must still
-	// see the run as it was: every subscriber gets its own copy of an event.
+	// The first subscriber scribbles over the transcript run_end carries, then panics; the
+	// second must still see the run as it was: every subscriber gets its own copy of an event.
 	a.Subscribe(func(e AgentEvent) {
 		if end, ok := e.(RunEndEvent); ok {
 			for i := range end.Messages {
 				end.Messages[i] = UserText("改掉了")
 			}
+			panic("改完就崩")
 		}
 	})
 	seen := make(chan []string, 1)
@@ -939,6 +940,9 @@ func TestLab9_5_订阅者_OwnCopies(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"user:你好", "assistant/stop:好"}, ch09Lines(st.Messages)); diff != "" {
 		t.Errorf("state transcript after a subscriber changed its copy of run_end (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"subscriber 1 panicked on run_end: 改完就崩"}, st.SubscriberErrors); diff != "" {
+		t.Errorf("subscriber errors (-want +got):\n%s", diff)
 	}
 }
 
