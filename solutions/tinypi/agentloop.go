@@ -91,10 +91,10 @@ type AgentRunResult struct {
 
 // LoopEvent is what a run reports while it works. The set is closed: ModelEvent,
 // AssistantMessageEvent, ToolStartEvent, ToolProgressEvent, ToolEndEvent, ToolSkippedEvent and
-// TurnEndEvent.
+// TurnEndEvent, plus the events a later chapter adds, each saying so in its doc comment.
 type LoopEvent interface {
 	// EventType is the event's name: "model_event", "assistant_message", "tool_start",
-	// "tool_progress", "tool_end", "tool_skipped" or "turn_end".
+	// "tool_progress", "tool_end", "tool_skipped", "turn_end", or that of a later chapter's event.
 	EventType() string
 	isLoopEvent()
 }
@@ -383,7 +383,8 @@ func (r *loopRun) inject(messages []Message) bool {
 }
 
 // QueuedMessageEvent announces a message taken from the Steering or FollowUp hook and
-// appended to the transcript before the next model request.
+// appended to the transcript before the next model request. Chapter 09 adds it to the set of
+// loop events.
 type QueuedMessageEvent struct{ Message Message }
 
 // EventType implements LoopEvent.
