@@ -196,7 +196,9 @@ func Read(r io.Reader) (*Log, error) {
 	}
 	log := &Log{}
 	if err := readHeader(lines[0], &log.Header); err != nil {
-		if len(lines) == 1 && !json.Valid(lines[0]) {
+		// A header cut off while it was written is the start of a JSON object; a file whose one
+		// line is anything else is not a session log at all, and deleting its line repairs nothing.
+		if len(lines) == 1 && bytes.HasPrefix(lines[0], []byte("{")) && !json.Valid(lines[0]) {
 			return nil, &Error{Kind: KindTorn, Line: 1, Detail: err.Error()}
 		}
 		return nil, err

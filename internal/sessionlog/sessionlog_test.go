@@ -90,6 +90,12 @@ func TestReadDamage(t *testing.T) {
 			intact: -1,
 		},
 		{
+			name:   "one line that is not a log",
+			text:   "keep\n",
+			want:   sessionlog.Error{Kind: sessionlog.KindHeader, Line: 1},
+			intact: -1,
+		},
+		{
 			name:   "bad JSON before the last line",
 			text:   lines(header, user, `{"type":"model/request","seq":1,`, assistant),
 			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 3},
