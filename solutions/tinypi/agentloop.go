@@ -348,6 +348,9 @@ func failedTurn(err error) AssistantMessage {
 func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, steps int) (AgentRunResult, bool) {
 	//lab:begin 7.1
 	if assistant.StopReason == StopReasonStop && len(assistant.ToolCalls()) == 0 {
+		//chapter:begin 10
+		r.endTurn("stop")
+		//chapter:end
 		//chapter:begin 09
 		if r.continueInsteadOfStop() {
 			return AgentRunResult{}, false
@@ -367,13 +370,15 @@ func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, ste
 		if result, done := r.stopAfterTools(ctx, steps); done {
 			return result, true
 		}
+		//chapter:before
+		// return r.stopAfterTools(ctx, steps)
+		//chapter:end
 		//chapter:begin 10
 		r.endTurn("toolUse")
 		//chapter:end
+		//chapter:begin 09
 		r.takeSteering()
 		return AgentRunResult{}, false
-		//chapter:before
-		// return r.stopAfterTools(ctx, steps)
 		//chapter:end
 	}
 	//lab:stub
@@ -405,9 +410,6 @@ func (r *loopRun) continueInsteadOfStop() bool {
 	if r.opts.Steering == nil && r.opts.FollowUp == nil {
 		return false
 	}
-	//chapter:begin 10
-	r.endTurn("stop")
-	//chapter:end
 	//lab:begin 9.2
 	if r.takeSteering() {
 		return true
@@ -423,9 +425,11 @@ func (r *loopRun) inject(messages []Message) bool {
 	for _, m := range messages {
 		m = CloneMessage(m)
 		r.messages = append(r.messages, m)
+		//chapter:end
 		//chapter:begin 10
 		r.logMessage(m)
 		//chapter:end
+		//chapter:begin 09
 		r.emit(QueuedMessageEvent{Message: m})
 	}
 	return len(messages) > 0

@@ -60,7 +60,7 @@ type (
 
 // EncodeSessionEvent returns e as one line of the file, "\n" included.
 func EncodeSessionEvent(e SessionEvent) ([]byte, error) {
-	//lab:begin 10.4
+	//lab:begin 10.3
 	var data any
 	switch e.Type {
 	case EventUserMessage, EventAssistantMessage, EventToolResult:
@@ -270,6 +270,27 @@ func (w *sessionFile) loop() {
 	}
 }
 
+// write writes every event appended and not yet written. A panic in writeBatch (a bug, or a
+// stub) becomes the sticky write error, so it reaches the next barrier's caller instead of
+// taking the process down from the background goroutine.
+func (w *sessionFile) write() (err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	defer func() {
+		if p := recover(); p != nil {
+			w.err = fmt.Errorf("tinypi: session: writing the log panicked: %v", p)
+			err = w.err
+		}
+	}()
+	if w.err != nil {
+		return w.err
+	}
+	if w.closed {
+		return errors.New("tinypi: session: the file is closed")
+	}
+	return w.writeBatch()
+}
+
 // flush is the barrier: it writes everything appended so far unless ctx is already done.
 func (w *sessionFile) flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
@@ -278,17 +299,10 @@ func (w *sessionFile) flush(ctx context.Context) error {
 	return w.write()
 }
 
-// write writes every event appended and not yet written, in one write call.
-func (w *sessionFile) write() error {
-	//lab:begin 10.4
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return w.err
-	}
-	if w.closed {
-		return errors.New("tinypi: session: the file is closed")
-	}
+// writeBatch writes the events appended since the last write, all in one write call, and
+// advances written. w.mu is held.
+func (w *sessionFile) writeBatch() error {
+	//lab:begin 10.3
 	w.s.mu.Lock()
 	total := len(w.s.base) + len(w.s.events)
 	// Events are never changed once appended, so the slice can be read without the lock.

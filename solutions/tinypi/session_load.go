@@ -106,7 +106,7 @@ func parseSessionFile(path string, raw []byte) (SessionHeader, []SessionEvent, i
 	pos := end + 1
 	for line := 2; pos < len(raw); line++ {
 		n := bytes.IndexByte(raw[pos:], '\n')
-		//lab:begin 10.4
+		//lab:begin 10.5
 		if n < 0 {
 			return h, events, pos, nil // torn: the crash cut the last write short
 		}
@@ -146,8 +146,8 @@ func parseSessionFile(path string, raw []byte) (SessionHeader, []SessionEvent, i
 func (s *Session) repairCrash() ([]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	//lab:begin 10.5
 	all := append(append([]SessionEvent(nil), s.base...), s.events...)
-	//lab:begin 10.4
 	type callState struct {
 		call    ToolCall
 		started bool

@@ -15,7 +15,7 @@ func (r *loopRun) logRequest(ctx context.Context) ([]Message, error) {
 	r.turn++
 	r.mustLog(r.opts.Session.Append(SessionEvent{Type: EventTurnStart, Turn: r.turn}))
 	r.turnOpen = true
-	//lab:begin 10.3
+	//lab:begin 10.4
 	return r.opts.Session.ModelRequest(ctx)
 	//lab:stub
 	//	panic(LAB_PENDING)
@@ -36,7 +36,7 @@ func (r *loopRun) logMessage(m Message) {
 	if r.opts.Session == nil {
 		return
 	}
-	//lab:begin 10.3
+	//lab:begin 10.4
 	r.mustLog(r.opts.Session.AppendMessage(m))
 	//lab:end
 }
@@ -73,7 +73,7 @@ func (r *loopRun) mustLog(_ int, err error) {
 // finish in. A call whose tool/start cannot be flushed (the run was aborted, the disk failed)
 // does not run: its result says so. Every logged call gets a result.
 func (r *loopRun) runLoggedToolBatch(ctx context.Context, calls []ToolCall) {
-	//lab:begin 10.3
+	//lab:begin 10.4
 	batch := r.logCalls(calls)
 	for _, call := range calls {
 		r.emit(ToolStartEvent{Call: call})

@@ -23,10 +23,10 @@ type ToolBatchLog struct {
 // BeginToolBatch appends a tool/call event for each call, in call order, before any of them
 // runs, and returns the batch's log.
 func (s *Session) BeginToolBatch(calls []ToolCall) (*ToolBatchLog, error) {
-	b := &ToolBatchLog{session: s, calls: calls, callSeqs: make([]int, len(calls)), finished: make([]*ToolResultMessage, len(calls))}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	//lab:begin 10.2
+	b := &ToolBatchLog{session: s, calls: calls, callSeqs: make([]int, len(calls)), finished: make([]*ToolResultMessage, len(calls))}
 	for i, call := range calls {
 		seq, err := s.appendLocked(SessionEvent{Type: EventToolCall, Call: &call})
 		if err != nil {

@@ -11,7 +11,7 @@ import (
 // own) and names its parent in the header; without it the fork lives in memory.
 func (s *Session) Fork(atSeq int, opts SessionOptions) (*Session, error) {
 	s.mu.Lock()
-	//lab:begin 10.5
+	//lab:begin 10.6
 	at, ok := s.eventLocked(atSeq)
 	if !ok || at.Type != EventTurnEnd {
 		s.mu.Unlock()
@@ -91,7 +91,7 @@ func (t *SessionTree) Children(id string) []string {
 
 // PathTo returns the sessions from the root to leaf, leaf last: the forks a branch went through.
 func (t *SessionTree) PathTo(leaf string) ([]string, error) {
-	//lab:begin 10.5
+	//lab:begin 10.6
 	var path []string
 	for id := leaf; id != ""; {
 		s, ok := t.sessions[id]
