@@ -4,13 +4,16 @@
 // # Stages
 //
 // For the chosen tool/call (the first of the log unless ?call=SEQ names another) the round trip
-// is the assistant/message that asked for it, the tool/call, the tool/result whose
-// sourceEventSeqs point at it, and the first model/request after the result that runs through
-// it. The six stages and the events committed at each:
+// is the assistant/message that asked for it, the tool/call, the tool/start and the tool/result
+// whose sourceEventSeqs point at it, and the first model/request after the result that runs
+// through it. The six stages and the events committed at each:
 //
 //  1. the model's reply settles: everything through the assistant/message (actor: model);
 //  2. the call is registered: through the tool/call (agent);
-//  3. the tool runs: everything before the tool/result (tool runtime);
+//  3. the tool runs: everything before the tool/result (tool runtime). The call's tool/start,
+//     which a chapter-10 writer logs and writes just before the tool's body runs, is committed
+//     here and is the tool runtime's event; a log without one (an older writer, a call that
+//     never began) shows the stage all the same;
 //  4. the result is committed: through the tool/result (session);
 //  5. messages are derived for the next request: everything before the model/request; the
 //     history is sessionlog.DeriveMessages of the events the request runs through (session);
