@@ -1,0 +1,3 @@
+package sessionproof
+
+func crashChild() int { return 3 }
