@@ -1,3 +1,0 @@
-package sessionproof
-
-func crashChild() int { return 3 }
