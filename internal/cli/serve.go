@@ -22,17 +22,20 @@ var serveMessages = i18n.Catalog{
 		ZH: "course serve 在本机启动一个网页，展示一份会话日志（JSONL）：选一个工具调用，分六个阶段观察它\n" +
 			"（模型给出调用、登记、运行、提交结果、派生消息、冻结请求），有消息历史、事件载荷、执行职责三个视角。\n\n" +
 			"不带 LOG 时，打开当前练习目录 sessions/ 下最新的 .jsonl。--reference REF 把参考运行的日志放在旁边，\n" +
-			"标出第一处不同。日志有损坏时，网页和终端都会说明问题和修复办法。只监听本机（127.0.0.1），Ctrl-C 停止。",
+			"标出第一处不同。日志有损坏时，网页和终端都会说明问题和修复办法。只监听本机（127.0.0.1），Ctrl-C 停止。\n\n" +
+			"--check 不启动网页：读取日志，打印网页首先会显示的内容（或日志的问题）后退出，能显示时退出码为 0，否则为 1。",
 		EN: "course serve starts a web page on this machine that shows a session log (JSONL): pick a tool call and follow it\n" +
 			"through six stages (the model asks, the call is registered, runs, its result is committed, messages are derived,\n" +
 			"the request is frozen), in three views: message history, event payloads, responsibilities.\n\n" +
 			"Without LOG it opens the newest .jsonl under sessions/ of the practice directory. --reference REF puts a reference\n" +
 			"run's log beside it, the first difference marked. A damaged log is explained, with its repair, on the page and in\n" +
-			"the terminal. It listens on this machine only (127.0.0.1); Ctrl-C stops it.",
+			"the terminal. It listens on this machine only (127.0.0.1); Ctrl-C stops it.\n\n" +
+			"--check starts no page: it reads the log, prints what the page would show first (or what is wrong with the log)\n" +
+			"and exits, with code 0 when the page can show the log and 1 when it cannot.",
 	},
 	"serve.example": {
-		ZH: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0",
-		EN: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0",
+		ZH: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0\n  course serve run.jsonl --check",
+		EN: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0\n  course serve run.jsonl --check",
 	},
 	"serve.flag.addr":      {ZH: "监听地址（默认只监听本机）", EN: "address to listen on (default: this machine only)"},
 	"serve.flag.port":      {ZH: "端口；0 表示任选一个空闲端口", EN: "port; 0 picks any free port"},
@@ -44,17 +47,23 @@ var serveMessages = i18n.Catalog{
 	"serve.url":            {ZH: "在浏览器中打开：%s （Ctrl-C 停止）", EN: "open in a browser: %s (Ctrl-C stops)"},
 	"serve.log":            {ZH: "日志：%s", EN: "log: %s"},
 	"serve.reference":      {ZH: "参考：%s", EN: "reference: %s"},
-	"serve.bad":            {ZH: "%s：%s\n  %s\n  修复：%s\n网页会显示同样的说明；修复后刷新即可。", EN: "%s: %s\n  %s\n  repair: %s\nThe page shows the same; reload it after the repair."},
+	"serve.bad":            {ZH: "%s：%s\n  %s\n  修复：%s", EN: "%s: %s\n  %s\n  repair: %s"},
+	"serve.bad.page":       {ZH: "网页会显示同样的说明；修复后刷新即可。", EN: "The page shows the same; reload it after the repair."},
 	"serve.stopped":        {ZH: "已停止。", EN: "stopped."},
+	"serve.flag.check":     {ZH: "不启动网页：检查日志，打印网页首先显示的内容后退出（能显示时退出码 0，否则 1）", EN: "start no page: check the log, print what the page shows first and exit (0 when it can be shown, 1 when not)"},
+	"serve.check.events":   {ZH: "事件：%d 个；工具调用：%d 个", EN: "events: %d; tool calls: %d"},
+	"serve.check.call":     {ZH: "跟踪 %s %s（seq %d），共 %d 个阶段：", EN: "following %s %s (seq %d) through %d stages:"},
+	"serve.check.whole":    {ZH: "没有工具调用：网页显示整个日志。", EN: "no tool call: the page shows the whole log."},
+	"serve.check.compare":  {ZH: "与参考运行对比：%s", EN: "compared with the reference run: %s"},
 }
 
 // serveCommand is `course serve [LOG] [--reference REF] [--addr A] [--port N]`.
 func (a *app) serveCommand() *cobra.Command {
 	var addr, reference, dir string
 	var port int
-	var remote bool
+	var remote, check bool
 	c := &cobra.Command{
-		Use:     "serve [LOG] [--reference REF]",
+		Use:     "serve [LOG] [--reference REF] [--check]",
 		Short:   a.p.text("serve.short"),
 		Long:    a.p.text("serve.long"),
 		Example: a.p.text("serve.example"),
@@ -80,21 +89,21 @@ func (a *app) serveCommand() *cobra.Command {
 				}
 				log = newest
 			}
+			opts := serve.Options{Log: log, Reference: reference, Lang: a.p.lang}
+			if check {
+				return a.checkServe(opts)
+			}
 			// Read the logs once now, to say in the terminal what the page will say.
 			for _, path := range []string{log, reference} {
 				if path == "" {
 					continue
 				}
 				if _, err := sessionlog.ReadFile(path); err != nil {
-					p := serve.Explain(err, path, a.p.lang)
-					where := p.File
-					if p.Line > 0 {
-						where += ":" + strconv.Itoa(p.Line)
-					}
-					fmt.Fprintln(a.stderr, a.p.text("serve.bad", where, p.Title, p.What, p.Repair))
+					a.printProblem(serve.Explain(err, path, a.p.lang))
+					fmt.Fprintln(a.stderr, a.p.text("serve.bad.page"))
 				}
 			}
-			h, err := serve.NewHandler(serve.Options{Log: log, Reference: reference, Lang: a.p.lang})
+			h, err := serve.NewHandler(opts)
 			if err != nil {
 				return err
 			}
@@ -119,5 +128,47 @@ func (a *app) serveCommand() *cobra.Command {
 	c.Flags().StringVar(&reference, "reference", "", a.p.text("serve.flag.reference"))
 	c.Flags().BoolVar(&remote, "allow-remote", false, a.p.text("serve.flag.remote"))
 	c.Flags().StringVar(&dir, "dir", ".", a.p.text("serve.flag.dir"))
+	c.Flags().BoolVar(&check, "check", false, a.p.text("serve.flag.check"))
 	return c
+}
+
+// printProblem says in the terminal what the page says about a log it cannot show.
+func (a *app) printProblem(p *serve.Problem) {
+	where := p.File
+	if p.Line > 0 {
+		where += ":" + strconv.Itoa(p.Line)
+	}
+	fmt.Fprintln(a.stderr, a.p.text("serve.bad", where, p.Title, p.What, p.Repair))
+}
+
+// checkServe is --check: it builds the page's view once and prints its first screen in short
+// (the log, the call it follows and the titles of its stages, the comparison's verdict), or
+// what is wrong with a log and a failure.
+func (a *app) checkServe(opts serve.Options) error {
+	v, p := serve.Load(opts, -1)
+	if p != nil {
+		a.printProblem(p)
+		return errSilentFailure
+	}
+	fmt.Fprintln(a.stdout, a.p.text("serve.log", opts.Log))
+	if opts.Reference != "" {
+		fmt.Fprintln(a.stdout, a.p.text("serve.reference", opts.Reference))
+	}
+	fmt.Fprintln(a.stdout, a.p.text("serve.check.events", len(v.Events), len(v.Calls)))
+	if v.Call == nil {
+		fmt.Fprintln(a.stdout, a.p.text("serve.check.whole"))
+	} else {
+		fmt.Fprintln(a.stdout, a.p.text("serve.check.call", v.Call.Name, v.Call.CallID, v.Call.Seq, len(v.Stages)))
+		for _, st := range v.Stages {
+			line := fmt.Sprintf("  %d %s", st.N, st.Title)
+			if st.Missing {
+				line += " · " + v.Texts["missing"]
+			}
+			fmt.Fprintln(a.stdout, line)
+		}
+	}
+	if v.Compare != nil {
+		fmt.Fprintln(a.stdout, a.p.text("serve.check.compare", v.Compare.Summary))
+	}
+	return nil
 }

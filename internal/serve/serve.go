@@ -4,13 +4,16 @@
 // # Stages
 //
 // For the chosen tool/call (the first of the log unless ?call=SEQ names another) the round trip
-// is the assistant/message that asked for it, the tool/call, the tool/result whose
-// sourceEventSeqs point at it, and the first model/request after the result that runs through
-// it. The six stages and the events committed at each:
+// is the assistant/message that asked for it, the tool/call, the tool/start and the tool/result
+// whose sourceEventSeqs point at it, and the first model/request after the result that runs
+// through it. The six stages and the events committed at each:
 //
 //  1. the model's reply settles: everything through the assistant/message (actor: model);
 //  2. the call is registered: through the tool/call (agent);
-//  3. the tool runs: everything before the tool/result (tool runtime);
+//  3. the tool runs: everything before the tool/result (tool runtime). The call's tool/start,
+//     which a chapter-10 writer logs and writes just before the tool's body runs, is committed
+//     here and is the tool runtime's event; a log without one (an older writer, a call that
+//     never began) shows the stage all the same;
 //  4. the result is committed: through the tool/result (session);
 //  5. messages are derived for the next request: everything before the model/request; the
 //     history is sessionlog.DeriveMessages of the events the request runs through (session);
@@ -157,13 +160,17 @@ func excerpt(path string, n int) string {
 }
 
 // load reads the logs and builds the view of the call at callSeq (-1: the first).
-func (h *Handler) load(callSeq int) (*View, *Problem) {
-	lang := h.opts.Lang
-	log, err := sessionlog.ReadFile(h.opts.Log)
+func (h *Handler) load(callSeq int) (*View, *Problem) { return Load(h.opts, callSeq) }
+
+// Load reads the logs of opts, as the page does on each load, and returns the view of the
+// tool/call at callSeq (-1: the first one), or the Problem the page would explain instead.
+func Load(opts Options, callSeq int) (*View, *Problem) {
+	lang := opts.Lang
+	log, err := sessionlog.ReadFile(opts.Log)
 	if err != nil {
-		return nil, Explain(err, h.opts.Log, lang)
+		return nil, Explain(err, opts.Log, lang)
 	}
-	v, err := buildView(log, h.opts.Log, callSeq, lang)
+	v, err := buildView(log, opts.Log, callSeq, lang)
 	if err != nil {
 		var nc *noCallError
 		if errors.As(err, &nc) {
@@ -172,17 +179,17 @@ func (h *Handler) load(callSeq int) (*View, *Problem) {
 			for _, c := range nc.calls {
 				choices = append(choices, fmt.Sprintf("?call=%d (%s %s)", c.Seq, c.Name, c.CallID))
 			}
-			return nil, &Problem{Status: http.StatusNotFound, Title: t("nocall.title"), Kind: "no-call", File: h.opts.Log,
+			return nil, &Problem{Status: http.StatusNotFound, Title: t("nocall.title"), Kind: "no-call", File: opts.Log,
 				What: t("nocall.what", nc.seq), Repair: t("nocall.fix", strings.Join(choices, ", "))}
 		}
-		return nil, Explain(err, h.opts.Log, lang)
+		return nil, Explain(err, opts.Log, lang)
 	}
-	if h.opts.Reference != "" {
-		ref, err := sessionlog.ReadFile(h.opts.Reference)
+	if opts.Reference != "" {
+		ref, err := sessionlog.ReadFile(opts.Reference)
 		if err != nil {
-			return nil, Explain(err, h.opts.Reference, lang)
+			return nil, Explain(err, opts.Reference, lang)
 		}
-		compare(v, log, ref, h.opts.Reference)
+		compare(v, log, ref, opts.Reference)
 	}
 	return v, nil
 }

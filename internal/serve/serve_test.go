@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net"
@@ -100,6 +101,70 @@ func TestViewJSONComparesWithAReference(t *testing.T) {
 	require.NoError(t, json.Unmarshal(do(t, same, "/api/view").Body.Bytes(), &v))
 	assert.Equal(t, -1, v.Compare.First)
 	assert.Equal(t, "the two runs agree.", v.Compare.Summary)
+}
+
+// testdata/readme-session.jsonl is what `go run ./cmd/readme-session` (solutions/tinypi) wrote:
+// the README round trip logged by the chapter-10 reference, with a tool/start before the result.
+func TestViewOfAChapter10Log(t *testing.T) {
+	h := handler(t, serve.Options{Log: "testdata/readme-session.jsonl", Lang: i18n.EN})
+	rec := do(t, h, "/api/view")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var v serve.View
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v))
+	require.NotNil(t, v.Call)
+	assert.Equal(t, serve.CallChoice{Seq: 4, CallID: "call-1", Name: "read"}, *v.Call)
+	c, p := serve.StateCommitted, serve.StatePlanned
+	wantStates := [][]string{
+		{c, c, c, c, p, p, p, p, p, p, p, p},
+		{c, c, c, c, c, p, p, p, p, p, p, p},
+		{c, c, c, c, c, c, p, p, p, p, p, p}, // the tool/start (seq 5) is committed while the tool runs
+		{c, c, c, c, c, c, c, p, p, p, p, p},
+		{c, c, c, c, c, c, c, c, c, p, p, p},
+		{c, c, c, c, c, c, c, c, c, c, p, p},
+	}
+	require.Len(t, v.Stages, 6)
+	for i, st := range v.Stages {
+		assert.Equal(t, wantStates[i], st.States, "stage %d", i+1)
+		assert.False(t, st.Missing, "stage %d", i+1)
+	}
+	assert.Equal(t, "The tool runtime appends tool/start (seq 5) and waits until it is written, then executes read: it checks the arguments, runs, and shapes the return value into a tool result message. The result is still only in the runtime's hands.", v.Stages[2].Caption)
+	focus := map[int]string{}
+	for _, e := range v.Events {
+		if e.Focus != "" {
+			focus[e.Seq] = e.Focus
+		}
+	}
+	assert.Equal(t, map[int]string{3: "assistant", 4: "call", 5: "start", 6: "result", 9: "request"}, focus)
+	start := v.Events[5]
+	assert.Equal(t, "tool/start", start.Type)
+	assert.Equal(t, serve.ActorTool, start.Actor)
+	assert.Equal(t, "read(call-1) starts  ← seq 4", start.Summary)
+	assert.Equal(t, []int{4}, start.SourceEventSeqs)
+	events := map[string][]int{}
+	for _, a := range v.Actors {
+		events[a.ID] = a.Events
+	}
+	assert.Equal(t, map[string][]int{"model": {3}, "agent": {4, 9}, "tool": {5, 6}, "session": {3, 4, 5, 6}}, events)
+}
+
+func TestViewOfARunStoppedWhileItsToolRan(t *testing.T) {
+	data, err := os.ReadFile("testdata/readme-session.jsonl")
+	require.NoError(t, err)
+	// The header and the events through the tool/start (seq 5): the tool began, no result.
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	require.NoError(t, os.WriteFile(path, bytes.Join(lines[:7], nil), 0o644))
+	var v serve.View
+	rec := do(t, handler(t, serve.Options{Log: path, Lang: i18n.EN}), "/api/view")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v))
+	var missing []bool
+	for _, st := range v.Stages {
+		missing = append(missing, st.Missing)
+	}
+	assert.Equal(t, []bool{false, false, true, true, true, true}, missing)
+	assert.Equal(t, "tool/start (seq 5) says call-1 began to run, but the log ends before its result was committed: the outcome is unknown, and the tool may have had effects. Loading the log adds a TOOL_OUTCOME_UNKNOWN result.", v.Stages[2].Caption)
+	assert.Equal(t, "the log ends before the result of call-1 was committed: this run left no result.", v.Stages[3].Caption)
 }
 
 func TestViewOfAnUnfinishedRun(t *testing.T) {

@@ -10,7 +10,8 @@ import (
 
 // stageMessages explain the six stages. Their arguments: %[1]s the tool's name, %[2]s the call
 // id, %[3]d the seq of the assistant/message, %[4]d of the tool/call, %[5]d of the tool/result,
-// %[6]d of the next model/request.
+// %[6]d of the next model/request, %[7]d of the tool/start (used by the ".started" texts only,
+// which are chosen when the log has the call's tool/start).
 var stageMessages = i18n.Catalog{
 	"stage1.title":   {ZH: "模型给出调用", EN: "The model asks for a call"},
 	"stage1.caption": {ZH: "assistant/message（seq %[3]d）已提交：模型的回复里有一个 %[1]s 调用，标识是 %[2]s。这只是调用意图，工具还没有运行。", EN: "assistant/message (seq %[3]d) is committed: the model's reply holds a %[1]s call with the id %[2]s. It is only an intent; no tool has run."},
@@ -23,11 +24,13 @@ var stageMessages = i18n.Catalog{
 	"stage2.duty":    {ZH: "从回复中取出 %[2]s，先登记，再交给工具运行时。", EN: "takes %[2]s out of the reply, registers it, then hands it to the tool runtime."},
 	"stage2.history": {ZH: "消息历史没有变化：tool/call 是记账事件，不产生消息。", EN: "the history has not changed: tool/call is bookkeeping and makes no message."},
 
-	"stage3.title":   {ZH: "运行工具", EN: "The tool runs"},
-	"stage3.caption": {ZH: "工具运行时执行 %[1]s：校验参数、运行、把返回值整理成工具结果消息。结果还只在运行时手里。", EN: "The tool runtime executes %[1]s: it checks the arguments, runs, and shapes the return value into a tool result message. The result is still only in the runtime's hands."},
-	"stage3.duty":    {ZH: "校验参数并执行 %[1]s，把返回值变成结果消息。", EN: "validates the arguments, runs %[1]s and turns its return value into a result message."},
-	"stage3.history": {ZH: "消息历史里仍然没有 %[2]s 的结果。", EN: "the history still lacks the result of %[2]s."},
-	"stage3.missing": {ZH: "日志在 %[2]s 的结果提交之前就结束了：这次运行没有留下结果。", EN: "the log ends before the result of %[2]s was committed: this run left no result."},
+	"stage3.title":           {ZH: "运行工具", EN: "The tool runs"},
+	"stage3.caption":         {ZH: "工具运行时执行 %[1]s：校验参数、运行、把返回值整理成工具结果消息。结果还只在运行时手里。", EN: "The tool runtime executes %[1]s: it checks the arguments, runs, and shapes the return value into a tool result message. The result is still only in the runtime's hands."},
+	"stage3.duty":            {ZH: "校验参数并执行 %[1]s，把返回值变成结果消息。", EN: "validates the arguments, runs %[1]s and turns its return value into a result message."},
+	"stage3.history":         {ZH: "消息历史里仍然没有 %[2]s 的结果。", EN: "the history still lacks the result of %[2]s."},
+	"stage3.missing":         {ZH: "日志在 %[2]s 的结果提交之前就结束了：这次运行没有留下结果。", EN: "the log ends before the result of %[2]s was committed: this run left no result."},
+	"stage3.caption.started": {ZH: "工具运行时先追加 tool/start（seq %[7]d）并等它写盘，再执行 %[1]s：校验参数、运行、把返回值整理成工具结果消息。结果还只在运行时手里。", EN: "The tool runtime appends tool/start (seq %[7]d) and waits until it is written, then executes %[1]s: it checks the arguments, runs, and shapes the return value into a tool result message. The result is still only in the runtime's hands."},
+	"stage3.missing.started": {ZH: "tool/start（seq %[7]d）说明 %[2]s 已经开始运行，但日志在它的结果提交之前就结束了：结果未知，工具可能已经产生了效果。加载日志时会补上 TOOL_OUTCOME_UNKNOWN 结果。", EN: "tool/start (seq %[7]d) says %[2]s began to run, but the log ends before its result was committed: the outcome is unknown, and the tool may have had effects. Loading the log adds a TOOL_OUTCOME_UNKNOWN result."},
 
 	"stage4.title":   {ZH: "提交结果", EN: "The result is committed"},
 	"stage4.caption": {ZH: "tool/result（seq %[5]d）追加到会话，它的 sourceEventSeqs 指回 tool/call 的 seq %[4]d。", EN: "tool/result (seq %[5]d) is appended to the session; its sourceEventSeqs point back at the tool/call, seq %[4]d."},
@@ -87,6 +90,7 @@ var uiMessages = i18n.Catalog{
 	"state.planned":   {ZH: "尚未提交", EN: "not yet committed"},
 	"focus.assistant": {ZH: "调用意图", EN: "call intent"},
 	"focus.call":      {ZH: "调用登记", EN: "call registered"},
+	"focus.start":     {ZH: "开始运行", EN: "tool started"},
 	"focus.result":    {ZH: "调用结果", EN: "call result"},
 	"focus.request":   {ZH: "下一次请求", EN: "next request"},
 	"goto.event":      {ZH: "事件 seq {seq}", EN: "event seq {seq}"},

@@ -64,7 +64,7 @@ type EventView struct {
 	SourceEventSeqs []int  `json:"sourceEventSeqs,omitempty"`
 	Ignorable       bool   `json:"ignorable,omitempty"`
 	// Focus names the event's part in the chosen call's round trip: "assistant", "call",
-	// "result" or "request"; empty for the others.
+	// "start", "result" or "request"; empty for the others.
 	Focus string `json:"focus,omitempty"`
 	// FirstDifference marks the event where the comparison with the reference first differs.
 	FirstDifference bool `json:"firstDifference,omitempty"`
@@ -132,14 +132,14 @@ type CompareRow struct {
 }
 
 // chain is the chosen call's events: the assistant message that asked for it, the tool/call,
-// its tool/result and the next model/request; -1 where the log has none.
+// its tool/start, its tool/result and the next model/request; -1 where the log has none.
 type chain struct {
-	assistant, call, result, request int
+	assistant, call, start, result, request int
 }
 
 // findChain finds the round trip of the tool/call at seq callSeq.
 func findChain(events []sessionlog.Event, callSeq int) chain {
-	c := chain{assistant: -1, call: callSeq, result: -1, request: -1}
+	c := chain{assistant: -1, call: callSeq, start: -1, result: -1, request: -1}
 	id := events[callSeq].Call.CallID
 	for i := callSeq - 1; i >= 0; i-- {
 		if m, ok := events[i].Message.(tinypi.AssistantMessage); ok && slices.ContainsFunc(m.Content, func(b tinypi.ContentBlock) bool {
@@ -151,9 +151,17 @@ func findChain(events []sessionlog.Event, callSeq int) chain {
 		}
 	}
 	for _, e := range events[callSeq+1:] {
-		if e.Type == sessionlog.TypeToolResult && slices.Contains(e.SourceEventSeqs, callSeq) {
+		if !slices.Contains(e.SourceEventSeqs, callSeq) {
+			continue
+		}
+		switch e.Type {
+		case sessionlog.TypeToolStart:
+			c.start = e.Seq
+		case sessionlog.TypeToolResult:
 			c.result = e.Seq
-			break
+		}
+		if c.result >= 0 {
+			break // the reader checked that a start comes before its result
 		}
 	}
 	if c.result >= 0 {
@@ -196,7 +204,7 @@ func buildView(log *sessionlog.Log, logPath string, callSeq int, lang string) (*
 		}
 		v.Call = &v.Calls[i]
 	}
-	ch := chain{assistant: -1, call: -1, result: -1, request: -1}
+	ch := chain{assistant: -1, call: -1, start: -1, result: -1, request: -1}
 	if v.Call != nil {
 		ch = findChain(log.Events, v.Call.Seq)
 	}
@@ -233,6 +241,8 @@ func eventView(e sessionlog.Event, ch chain) EventView {
 		v.Focus = "assistant"
 	case ch.call:
 		v.Focus = "call"
+	case ch.start:
+		v.Focus = "start"
 	case ch.result:
 		v.Focus = "result"
 	case ch.request:
@@ -241,12 +251,13 @@ func eventView(e sessionlog.Event, ch chain) EventView {
 	return v
 }
 
-// producer is the actor that makes an event of type t.
+// producer is the actor that makes an event of type t. A tool/start is the tool runtime's: it
+// logs it just before the tool's body runs.
 func producer(t sessionlog.Type) string {
 	switch t {
 	case sessionlog.TypeAssistantMessage:
 		return ActorModel
-	case sessionlog.TypeToolResult:
+	case sessionlog.TypeToolStart, sessionlog.TypeToolResult:
 		return ActorTool
 	case sessionlog.TypeUserMessage, sessionlog.TypeToolCall, sessionlog.TypeModelRequest, sessionlog.TypeTurnStart, sessionlog.TypeTurnEnd:
 		return ActorAgent
@@ -263,6 +274,8 @@ func summary(e sessionlog.Event) string {
 			s += fmt.Sprintf("  ← seq %d", e.SourceEventSeqs[0])
 		}
 		return s
+	case e.Type == sessionlog.TypeToolStart:
+		return fmt.Sprintf("%s(%s) starts  ← seq %d", e.Call.Name, e.Call.CallID, e.SourceEventSeqs[0])
 	case e.Call != nil:
 		return fmt.Sprintf("%s(%s %s)", e.Call.Name, e.Call.CallID, e.Call.Arguments)
 	case e.Request != nil:
@@ -324,15 +337,20 @@ func stages(events []sessionlog.Event, ch chain, call CallChoice, t textFunc) []
 	c6, m6 := at(ch.request, 1)
 	specs[5] = spec{actor: ActorAgent, committed: c6, missing: m6 || m4, derived: true}
 
-	args := []any{call.Name, call.CallID, ch.assistant, ch.call, ch.result, ch.request}
+	args := []any{call.Name, call.CallID, ch.assistant, ch.call, ch.result, ch.request, ch.start}
 	var out []Stage
 	for i, s := range specs {
+		// A log with the call's tool/start (chapter 10 on) gets the stage 3 texts that name it.
+		started := ""
+		if i == 2 && ch.start >= 0 {
+			started = ".started"
+		}
 		st := Stage{N: i + 1, Actor: s.actor, Missing: s.missing,
 			Title:   t(fmt.Sprintf("stage%d.title", i+1)),
-			Caption: t(fmt.Sprintf("stage%d.caption", i+1), args...),
+			Caption: t(fmt.Sprintf("stage%d.caption%s", i+1, started), args...),
 			Duty:    t(fmt.Sprintf("stage%d.duty", i+1), args...)}
 		if s.missing {
-			st.Caption = t(fmt.Sprintf("stage%d.missing", i+1), args...)
+			st.Caption = t(fmt.Sprintf("stage%d.missing%s", i+1, started), args...)
 		}
 		for seq := range n {
 			state := StatePlanned
@@ -412,8 +430,8 @@ func actors(ch chain, t textFunc) []Actor {
 	return []Actor{
 		{ID: ActorModel, Name: t("actor.model"), About: t("actor.model.about"), Events: only(ch.assistant)},
 		{ID: ActorAgent, Name: t("actor.agent"), About: t("actor.agent.about"), Events: only(ch.call, ch.request)},
-		{ID: ActorTool, Name: t("actor.tool"), About: t("actor.tool.about"), Events: only(ch.result)},
-		{ID: ActorSession, Name: t("actor.session"), About: t("actor.session.about"), Events: only(ch.assistant, ch.call, ch.result)},
+		{ID: ActorTool, Name: t("actor.tool"), About: t("actor.tool.about"), Events: only(ch.start, ch.result)},
+		{ID: ActorSession, Name: t("actor.session"), About: t("actor.session.about"), Events: only(ch.assistant, ch.call, ch.start, ch.result)},
 	}
 }
 

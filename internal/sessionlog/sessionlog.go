@@ -10,8 +10,10 @@
 //
 //	{"format":"tinypi-session","version":1,"session":"s-01"}
 //
-// format must be "tinypi-session" and version must be 1; other header fields (session, created,
-// ...) are free and ignored. Every following line is one event, in append order:
+// format must be "tinypi-session" and version must be 1. A fork's header adds "parent" (the
+// session it was forked from) and "forkSeq" (the seq of the turn/end it was forked at); its file
+// still holds the whole branch from seq 0, so it reads like any other log. Other header fields
+// (created, ...) are free and ignored. Every following line is one event, in append order:
 //
 //		{"type":"tool/call","seq":2,"time":"2026-12-01T10:00:02Z","data":{...}}
 //
@@ -35,12 +37,21 @@
 //   - "assistant/message": data {"message": an assistant message}; its toolCall blocks are the
 //     model's call intents.
 //   - "tool/call": data {"callId","name","arguments"} (arguments is the JSON text the model
-//     produced, as in a toolCall block). Appended before the tool runs.
+//     produced, as in a toolCall block; it may be left out when empty). Appended before the tool
+//     runs, for every call of a batch before any of them runs.
+//   - "tool/start": data {"callId","name"}; sourceEventSeqs is exactly [seq of its tool/call],
+//     and callId and name are that call's. Appended (and written) just before the tool's body
+//     runs, at most once per call and before the call's result. It is optional: a call whose
+//     body never began has a result and no tool/start, and a log without any tool/start is
+//     still a good log. After a crash it tells a call that may have had effects from one that
+//     never began.
 //   - "tool/result": data {"message": a toolResult message}; sourceEventSeqs is exactly
-//     [seq of its tool/call], and the message's toolCallId is that call's callId.
+//     [seq of its tool/call], and the message's toolCallId is that call's callId. One per call.
 //   - "turn/start", "turn/end": data {"turn": n}, optional; turn/end may add "reason".
 //   - "model/request": data {"throughSeq": s, "messages": n}: the frozen request handed to the
-//     model holds the derived messages of the events with seq <= s, n of them (s < this seq).
+//     model holds the derived messages of the events with seq <= s, n of them (s < this seq;
+//     s is -1, and n 0, for a request frozen before any event). A writer that freezes the
+//     whole log so far writes s = this seq - 1.
 //
 // # Damage
 //
@@ -48,7 +59,8 @@
 // complete JSON, as when the writer stopped in the middle of a line; the events before it are
 // returned too), damage before the last line (bad JSON, a missing field, a seq out of step, an
 // unknown type not marked ignorable, a result that refers to no call, a request whose count does
-// not match the log), a header of another format, or another version. Error.Explain says what
+// not match the log, a tool/start that is not its call's first and only start before its result),
+// a header of another format, or another version. Error.Explain says what
 // is wrong and how to repair it, in either language.
 package sessionlog
 
@@ -80,6 +92,7 @@ const (
 	TypeUserMessage      Type = "user/message"
 	TypeAssistantMessage Type = "assistant/message"
 	TypeToolCall         Type = "tool/call"
+	TypeToolStart        Type = "tool/start"
 	TypeToolResult       Type = "tool/result"
 	TypeTurnStart        Type = "turn/start"
 	TypeTurnEnd          Type = "turn/end"
@@ -89,7 +102,7 @@ const (
 // Known reports whether t is a type of version 1.
 func (t Type) Known() bool {
 	switch t {
-	case TypeUserMessage, TypeAssistantMessage, TypeToolCall, TypeToolResult, TypeTurnStart, TypeTurnEnd, TypeModelRequest:
+	case TypeUserMessage, TypeAssistantMessage, TypeToolCall, TypeToolStart, TypeToolResult, TypeTurnStart, TypeTurnEnd, TypeModelRequest:
 		return true
 	}
 	return false
@@ -100,9 +113,13 @@ type Header struct {
 	Format  string `json:"format"`
 	Version int    `json:"version"`
 	Session string `json:"session,omitempty"`
+	// Parent and ForkSeq are set in a fork's header: the session it was forked from and the seq
+	// of the turn/end it was forked at. ForkSeq is nil for a session that is no fork.
+	Parent  string `json:"parent,omitempty"`
+	ForkSeq *int   `json:"forkSeq,omitempty"`
 }
 
-// Call is the data of a tool/call event.
+// Call is the data of a tool/call event, or of a tool/start event (which has no Arguments).
 type Call struct {
 	CallID    string `json:"callId"`
 	Name      string `json:"name"`
@@ -131,7 +148,7 @@ type Event struct {
 
 	// Message is the message of a user/message, assistant/message or tool/result event.
 	Message tinypi.Message
-	// Call is the data of a tool/call event.
+	// Call is the data of a tool/call or tool/start event.
 	Call *Call
 	// Request is the data of a model/request event.
 	Request *Request
@@ -317,6 +334,15 @@ func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
 			return damaged("tool/call needs data {\"callId\",\"name\",\"arguments\"}")
 		}
 		e.Call = &c
+	case TypeToolStart:
+		var c Call
+		if err := json.Unmarshal(e.Data, &c); err != nil || c.CallID == "" || c.Name == "" {
+			return damaged("tool/start needs data {\"callId\",\"name\"}")
+		}
+		e.Call = &c
+		if err := checkStart(e, before); err != nil {
+			return damaged("%v", err)
+		}
 	case TypeModelRequest:
 		var rq struct {
 			ThroughSeq *int `json:"throughSeq"`
@@ -325,8 +351,9 @@ func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
 		if err := json.Unmarshal(e.Data, &rq); err != nil || rq.ThroughSeq == nil || rq.Messages == nil {
 			return damaged("model/request needs data {\"throughSeq\",\"messages\"}")
 		}
-		if *rq.ThroughSeq < 0 || *rq.ThroughSeq >= e.Seq {
-			return damaged("model/request throughSeq %d, want an earlier event (0 to %d)", *rq.ThroughSeq, e.Seq-1)
+		// -1 is a request frozen before any event: it holds no message.
+		if *rq.ThroughSeq < -1 || *rq.ThroughSeq >= e.Seq {
+			return damaged("model/request throughSeq %d, want an earlier event (-1 to %d)", *rq.ThroughSeq, e.Seq-1)
 		}
 		if n := len(DeriveMessages(before[:*rq.ThroughSeq+1])); n != *rq.Messages {
 			return damaged("model/request says %d messages, but the events through seq %d derive %d", *rq.Messages, *rq.ThroughSeq, n)
@@ -347,22 +374,56 @@ func decodeMessage(data json.RawMessage) (tinypi.Message, error) {
 	return tinypi.UnmarshalMessage(d.Message)
 }
 
-// checkSource checks that a tool/result refers to exactly one earlier tool/call of the same id.
-func checkSource(e Event, before []Event) error {
+// callOf returns the tool/call an event of type e.Type refers to: its sourceEventSeqs must be
+// exactly [seq of an earlier tool/call].
+func callOf(e Event, before []Event) (*Call, int, error) {
 	if len(e.SourceEventSeqs) != 1 {
-		return fmt.Errorf("tool/result needs sourceEventSeqs [seq of its tool/call], has %v", e.SourceEventSeqs)
+		return nil, 0, fmt.Errorf("%s needs sourceEventSeqs [seq of its tool/call], has %v", e.Type, e.SourceEventSeqs)
 	}
 	src := e.SourceEventSeqs[0]
 	if src < 0 || src >= len(before) || before[src].Type != TypeToolCall {
-		return fmt.Errorf("tool/result refers to seq %d, which is not an earlier tool/call", src)
+		return nil, 0, fmt.Errorf("%s refers to seq %d, which is not an earlier tool/call", e.Type, src)
+	}
+	return before[src].Call, src, nil
+}
+
+// refersTo reports whether an earlier event of type t refers to the tool/call at src.
+func refersTo(before []Event, t Type, src int) bool {
+	return slices.ContainsFunc(before, func(o Event) bool {
+		return o.Type == t && slices.Equal(o.SourceEventSeqs, []int{src})
+	})
+}
+
+// checkStart checks that a tool/start refers to an earlier tool/call of the same id and name,
+// which has neither a start nor a result yet.
+func checkStart(e Event, before []Event) error {
+	call, src, err := callOf(e, before)
+	if err != nil {
+		return err
+	}
+	if call.CallID != e.Call.CallID || call.Name != e.Call.Name {
+		return fmt.Errorf("tool/start of %s %q refers to seq %d, the tool/call of %s %q", e.Call.Name, e.Call.CallID, src, call.Name, call.CallID)
+	}
+	if refersTo(before, TypeToolStart, src) {
+		return fmt.Errorf("a second tool/start for the tool/call at seq %d", src)
+	}
+	if refersTo(before, TypeToolResult, src) {
+		return fmt.Errorf("a tool/start for the tool/call at seq %d after its result", src)
+	}
+	return nil
+}
+
+// checkSource checks that a tool/result refers to exactly one earlier tool/call of the same id.
+func checkSource(e Event, before []Event) error {
+	call, src, err := callOf(e, before)
+	if err != nil {
+		return err
 	}
 	id := e.Message.(tinypi.ToolResultMessage).ToolCallID
-	if call := before[src].Call; call.CallID != id {
+	if call.CallID != id {
 		return fmt.Errorf("tool/result for call %q refers to seq %d, the tool/call of %q", id, src, call.CallID)
 	}
-	if slices.ContainsFunc(before, func(o Event) bool {
-		return o.Type == TypeToolResult && slices.Equal(o.SourceEventSeqs, e.SourceEventSeqs)
-	}) {
+	if refersTo(before, TypeToolResult, src) {
 		return fmt.Errorf("a second tool/result for the tool/call at seq %d", src)
 	}
 	return nil

@@ -1,6 +1,7 @@
 package sessionlog_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ const (
 	request1  = `{"type":"model/request","seq":1,"data":{"throughSeq":0,"messages":1}}`
 	assistant = `{"type":"assistant/message","seq":2,"data":{"message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":"{\"path\":\"README.md\"}"}],"stopReason":"toolUse"}}}`
 	call      = `{"type":"tool/call","seq":3,"data":{"callId":"c1","name":"read","arguments":"{\"path\":\"README.md\"}"}}`
+	start     = `{"type":"tool/start","seq":4,"data":{"callId":"c1","name":"read"},"sourceEventSeqs":[3]}`
 	result    = `{"type":"tool/result","seq":4,"data":{"message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"# tiny-pi"}]}},"sourceEventSeqs":[3]}`
 	request2  = `{"type":"model/request","seq":5,"data":{"throughSeq":4,"messages":3}}`
 	answer    = `{"type":"assistant/message","seq":6,"data":{"message":{"role":"assistant","content":[{"type":"text","text":"项目叫 tiny-pi。"}],"stopReason":"stop"}}}`
@@ -53,6 +55,40 @@ func TestReadValid(t *testing.T) {
 	assert.Equal(t, "2026-12-01T10:00:00Z", log.Events[0].Time.Format("2006-01-02T15:04:05Z07:00"))
 }
 
+// renumber sets the seq of an event line; the lines above keep their own.
+func renumber(line string, from, to int) string {
+	return strings.Replace(line, fmt.Sprintf(`"seq":%d`, from), fmt.Sprintf(`"seq":%d`, to), 1)
+}
+
+func TestReadToolStart(t *testing.T) {
+	// The chapter-10 order: the call, its start, its result (one seq later than above), then a
+	// request that runs through the result.
+	request := `{"type":"model/request","seq":6,"data":{"throughSeq":5,"messages":3}}`
+	log, err := read(t, lines(header, user, request1, assistant, call, start, renumber(result, 4, 5), request))
+	require.NoError(t, err)
+	require.Len(t, log.Events, 7)
+	e := log.Events[4]
+	assert.Equal(t, sessionlog.TypeToolStart, e.Type)
+	assert.Equal(t, &sessionlog.Call{CallID: "c1", Name: "read"}, e.Call)
+	assert.Equal(t, []int{3}, e.SourceEventSeqs)
+	assert.Nil(t, e.Message)
+	assert.True(t, sessionlog.TypeToolStart.Known())
+	assert.Len(t, sessionlog.DeriveMessages(log.Events), 3, "a tool/start derives no message")
+}
+
+func TestReadForkHeader(t *testing.T) {
+	log, err := read(t, lines(`{"format":"tinypi-session","version":1,"session":"b","parent":"a","forkSeq":0}`, `{"type":"turn/end","seq":0,"data":{"turn":1}}`))
+	require.NoError(t, err)
+	forkSeq := 0
+	assert.Equal(t, sessionlog.Header{Format: "tinypi-session", Version: 1, Session: "b", Parent: "a", ForkSeq: &forkSeq}, log.Header)
+}
+
+func TestReadRequestBeforeAnyEvent(t *testing.T) {
+	log, err := read(t, lines(header, `{"type":"model/request","seq":0,"data":{"throughSeq":-1,"messages":0}}`))
+	require.NoError(t, err)
+	assert.Equal(t, &sessionlog.Request{ThroughSeq: -1, Messages: 0}, log.Events[0].Request)
+}
+
 func TestReadNoFinalNewline(t *testing.T) {
 	log, err := read(t, strings.TrimSuffix(lines(header, user), "\n"))
 	require.NoError(t, err)
@@ -76,6 +112,8 @@ func TestReadDamage(t *testing.T) {
 		want sessionlog.Error // Path is filled in by the test
 		// intact is the number of events a torn log still returns; -1 when no log comes back.
 		intact int
+		// detail is a part of Error.Detail; empty: not checked.
+		detail string
 	}{
 		{
 			name:   "torn last line",
@@ -168,6 +206,62 @@ func TestReadDamage(t *testing.T) {
 			intact: -1,
 		},
 		{
+			name:   "request through -2",
+			text:   lines(header, `{"type":"model/request","seq":0,"data":{"throughSeq":-2,"messages":0}}`, user),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 2},
+			intact: -1,
+			detail: `model/request throughSeq -2, want an earlier event (-1 to -1)`,
+		},
+		{
+			name:   "request before any event that counts a message",
+			text:   lines(header, `{"type":"model/request","seq":0,"data":{"throughSeq":-1,"messages":1}}`, user),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 2},
+			intact: -1,
+			detail: `model/request says 1 messages, but the events through seq -1 derive 0`,
+		},
+		{
+			name:   "start without sourceEventSeqs",
+			text:   lines(header, user, request1, assistant, call, strings.Replace(start, `,"sourceEventSeqs":[3]`, "", 1), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 6},
+			intact: -1,
+			detail: `tool/start needs sourceEventSeqs [seq of its tool/call], has []`,
+		},
+		{
+			name:   "start refers to no call",
+			text:   lines(header, user, request1, assistant, call, strings.Replace(start, `[3]`, `[2]`, 1), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 6},
+			intact: -1,
+			detail: `tool/start refers to seq 2, which is not an earlier tool/call`,
+		},
+		{
+			name:   "start of another call",
+			text:   lines(header, user, request1, assistant, call, strings.Replace(start, `"callId":"c1"`, `"callId":"c2"`, 1), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 6},
+			intact: -1,
+			detail: `tool/start of read "c2" refers to seq 3, the tool/call of read "c1"`,
+		},
+		{
+			name:   "start without a name",
+			text:   lines(header, user, request1, assistant, call, strings.Replace(start, `,"name":"read"`, "", 1), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 6},
+			intact: -1,
+			detail: `tool/start needs data {"callId","name"}`,
+		},
+		{
+			name:   "second start of a call",
+			text:   lines(header, user, request1, assistant, call, start, renumber(start, 4, 5), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 7},
+			intact: -1,
+			detail: `a second tool/start for the tool/call at seq 3`,
+		},
+		{
+			name:   "start after the result",
+			text:   lines(header, user, request1, assistant, call, result, renumber(start, 4, 5), answer),
+			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 7},
+			intact: -1,
+			detail: `a tool/start for the tool/call at seq 3 after its result`,
+		},
+		{
 			name:   "user/message holding an assistant message",
 			text:   lines(header, strings.Replace(user, `"role":"user"`, `"role":"assistant"`, 1), request1),
 			want:   sessionlog.Error{Kind: sessionlog.KindDamaged, Line: 2},
@@ -180,6 +274,7 @@ func TestReadDamage(t *testing.T) {
 			var got *sessionlog.Error
 			require.ErrorAs(t, err, &got)
 			assert.NotEmpty(t, got.Detail)
+			assert.Contains(t, got.Detail, tt.detail)
 			assert.Equal(t, "run.jsonl", filepath.Base(got.Path))
 			got.Detail, got.Path = "", ""
 			assert.Equal(t, tt.want, *got)

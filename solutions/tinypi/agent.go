@@ -46,6 +46,13 @@ type AgentOptions struct {
 	// empty means QueueOneAtATime.
 	SteeringMode QueueMode
 	FollowUpMode QueueMode
+	//chapter:begin 10
+	// Session, when set, is the agent's event log: the transcript is what the log derives
+	// (Messages must then be empty), prompts and queued messages are logged before a run takes
+	// them, and every run writes into it (see AgentLoopOptions.Session). The log is flushed when
+	// a run ends; a write error surfaces at the next barrier. The agent never closes it.
+	Session *Session
+	//chapter:end
 }
 
 // Agent keeps a conversation across runs of RunAgentLoop: its state, one run at a time,
@@ -93,6 +100,11 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 	if opts.MaxSteps < 0 {
 		return nil, fmt.Errorf("tinypi: NewAgent: MaxSteps is %d, want 0 (default) or more", opts.MaxSteps)
 	}
+	//chapter:begin 10
+	if opts.Session != nil && len(opts.Messages) > 0 {
+		return nil, errors.New("tinypi: NewAgent: set Messages or Session, not both: with a session the transcript is the log's")
+	}
+	//chapter:end
 	a := &Agent{opts: opts}
 	a.steering.mode, a.followUp.mode = opts.SteeringMode, opts.FollowUpMode
 	a.state = AgentState{
@@ -101,6 +113,11 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		Tools:        opts.Tools.Definitions(),
 		Messages:     CloneMessages(opts.Messages),
 	}
+	//chapter:begin 10
+	if opts.Session != nil {
+		a.state.Messages = opts.Session.Messages()
+	}
+	//chapter:end
 	return a, nil
 }
 
@@ -143,6 +160,12 @@ func (a *Agent) start(ctx context.Context, added []Message) error {
 		a.mu.Unlock()
 		return ErrNothingToContinue
 	}
+	//chapter:begin 10
+	if err := a.logPrompt(added); err != nil {
+		a.mu.Unlock()
+		return err
+	}
+	//chapter:end
 	a.lastRunID++
 	id := a.lastRunID
 	runCtx, cancel := context.WithCancel(ctx)
@@ -184,6 +207,11 @@ func (a *Agent) enqueue(q *messageQueue, m Message) error {
 	if !a.state.Running || a.closing {
 		return ErrAgentIdle
 	}
+	//chapter:begin 10
+	if _, ok := m.(UserMessage); !ok && a.opts.Session != nil {
+		return fmt.Errorf("tinypi: with a session only user messages can be queued, not %T", m)
+	}
+	//chapter:end
 	q.items = append(q.items, CloneMessage(m))
 	return nil
 	//lab:stub
@@ -257,6 +285,9 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelFunc, id int, tran
 			OnEvent:         func(e LoopEvent) { a.publish(RunLoopEvent{RunID: id, Event: e}) },
 			Steering:        a.takeSteering,
 			FollowUp:        a.takeFollowUp,
+			//chapter:begin 10
+			Session: a.opts.Session,
+			//chapter:end
 		})
 		if err != nil {
 			end = RunEndEvent{RunID: id, Reason: RunError, Error: err.Error()}
@@ -264,6 +295,12 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelFunc, id int, tran
 		}
 		end = RunEndEvent{RunID: id, Reason: result.Reason, Messages: result.Messages, Error: runError(result)}
 	}()
+	//chapter:begin 10
+	if a.opts.Session != nil {
+		// Durable at idle. A write error is sticky and fails the next barrier, a model request's.
+		_ = a.opts.Session.Flush(context.Background())
+	}
+	//chapter:end
 	a.mu.Lock()
 	a.endRunLocked()
 	a.publishLocked(end)
@@ -375,6 +412,11 @@ func (a *Agent) Reset() error {
 	if a.state.Running {
 		return fmt.Errorf("%w (run %d)", ErrAgentBusy, a.state.RunID)
 	}
+	//chapter:begin 10
+	if a.opts.Session != nil {
+		return errors.New("tinypi: Reset: the session log is append-only; fork it at a turn boundary or start a new session")
+	}
+	//chapter:end
 	a.state.Messages, a.state.LastError, a.state.SubscriberErrors = nil, "", nil
 	return nil
 }
@@ -499,3 +541,26 @@ func (a *Agent) callSubscriber(s subscriber, e AgentEvent) {
 	//	s.fn(e)
 	//lab:end
 }
+
+//chapter:begin 10
+
+// logPrompt logs the messages a Prompt adds, all or none: with a session they must be user
+// messages, since a result enters the log only with its call.
+func (a *Agent) logPrompt(added []Message) error {
+	if a.opts.Session == nil {
+		return nil
+	}
+	for _, m := range added {
+		if _, ok := m.(UserMessage); !ok {
+			return fmt.Errorf("tinypi: Prompt: with a session only user messages can be prompted, not %T", m)
+		}
+	}
+	for _, m := range added {
+		if _, err := a.opts.Session.AppendMessage(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+//chapter:end

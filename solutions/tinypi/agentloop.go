@@ -77,6 +77,13 @@ type AgentLoopOptions struct {
 	// without tools and Steering had nothing). Its messages are appended and the run goes on.
 	FollowUp func() []Message
 	//chapter:end
+	//chapter:begin 10
+	// Session, when set, is the run's event log and the only source of what the model sees. The
+	// run starts from Session.Messages() (Context.Messages is ignored), logs every message it
+	// adds, logs each tool call before it runs, and builds every request from the log. The run
+	// does not close the session.
+	Session *Session
+	//chapter:end
 }
 
 // AgentRunResult is how a run ended.
@@ -198,6 +205,10 @@ type loopRun struct {
 	execute  ToolExecutor
 	maxSteps int
 	messages []Message
+	//chapter:begin 10
+	turn     int  // the number of the current turn
+	turnOpen bool // a turn/start was logged without its turn/end
+	//chapter:end
 
 	emitMu sync.Mutex // serialises OnEvent
 }
@@ -221,6 +232,11 @@ func newLoopRun(opts AgentLoopOptions) *loopRun {
 		r.maxSteps = DefaultMaxSteps
 	}
 	r.messages = ownMessages(opts.Context.Messages)
+	//chapter:begin 10
+	if opts.Session != nil {
+		r.messages = opts.Session.Messages()
+	}
+	//chapter:end
 	return r
 }
 
@@ -245,6 +261,9 @@ func (r *loopRun) emit(event LoopEvent) {
 // finish is the only way out of a run: it emits the single turn_end.
 func (r *loopRun) finish(reason RunReason, steps int) AgentRunResult {
 	//lab:begin 7.1
+	//chapter:begin 10
+	r.endTurn(string(reason))
+	//chapter:end
 	r.emit(TurnEndEvent{Reason: reason, Steps: steps})
 	return AgentRunResult{Reason: reason, Messages: r.messages, Steps: steps}
 	//lab:end
@@ -275,11 +294,21 @@ func (r *loopRun) stopBeforeRequest(ctx context.Context, steps int) (AgentRunRes
 // event gives an assistant with stop reason error whose ErrorMessage is the stream's error.
 func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 	//lab:begin 7.1
+	// Clip, so that a model that appends to what it was given cannot write into our slice.
+	messages := slices.Clip(r.messages)
+	//chapter:begin 10
+	if r.opts.Session != nil {
+		logged, err := r.logRequest(ctx)
+		if err != nil {
+			return r.appendAssistant(failedTurn(err))
+		}
+		messages = logged
+	}
+	//chapter:end
 	stream := r.opts.Model.Stream(ctx, Request{
 		SystemPrompt: r.opts.Context.SystemPrompt,
-		// Clip, so that a model that appends to what it was given cannot write into our slice.
-		Messages: slices.Clip(r.messages),
-		Tools:    r.opts.Tools.Definitions(),
+		Messages:     messages,
+		Tools:        r.opts.Tools.Definitions(),
 	})
 	for event := range stream.All() {
 		r.emit(ModelEvent{Event: event})
@@ -288,7 +317,18 @@ func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 	if err != nil {
 		assistant = failedTurn(err)
 	}
+	return r.appendAssistant(assistant)
+	//lab:end
+}
+
+// appendAssistant appends the assistant message of a model turn to the transcript, exactly once,
+// and reports it.
+func (r *loopRun) appendAssistant(assistant AssistantMessage) AssistantMessage {
+	//lab:begin 7.1
 	r.messages = append(r.messages, assistant)
+	//chapter:begin 10
+	r.logMessage(assistant)
+	//chapter:end
 	r.emit(AssistantMessageEvent{Message: assistant})
 	return assistant
 	//lab:end
@@ -308,6 +348,9 @@ func failedTurn(err error) AssistantMessage {
 func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, steps int) (AgentRunResult, bool) {
 	//lab:begin 7.1
 	if assistant.StopReason == StopReasonStop && len(assistant.ToolCalls()) == 0 {
+		//chapter:begin 10
+		r.endTurn("stop")
+		//chapter:end
 		//chapter:begin 09
 		if r.continueInsteadOfStop() {
 			return AgentRunResult{}, false
@@ -327,10 +370,15 @@ func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, ste
 		if result, done := r.stopAfterTools(ctx, steps); done {
 			return result, true
 		}
-		r.takeSteering()
-		return AgentRunResult{}, false
 		//chapter:before
 		// return r.stopAfterTools(ctx, steps)
+		//chapter:end
+		//chapter:begin 10
+		r.endTurn("toolUse")
+		//chapter:end
+		//chapter:begin 09
+		r.takeSteering()
+		return AgentRunResult{}, false
 		//chapter:end
 	}
 	//lab:stub
@@ -377,6 +425,11 @@ func (r *loopRun) inject(messages []Message) bool {
 	for _, m := range messages {
 		m = CloneMessage(m)
 		r.messages = append(r.messages, m)
+		//chapter:end
+		//chapter:begin 10
+		r.logMessage(m)
+		//chapter:end
+		//chapter:begin 09
 		r.emit(QueuedMessageEvent{Message: m})
 	}
 	return len(messages) > 0
@@ -398,6 +451,12 @@ func (QueuedMessageEvent) isLoopEvent() {}
 // order. A single call runs on this goroutine; a larger batch runs concurrently: every
 // tool_start first, tool_end as each call completes, results by call index.
 func (r *loopRun) runToolBatch(ctx context.Context, calls []ToolCall) {
+	//chapter:begin 10
+	if r.opts.Session != nil {
+		r.runLoggedToolBatch(ctx, calls)
+		return
+	}
+	//chapter:end
 	//lab:begin 7.4
 	if len(calls) > 1 {
 		for _, call := range calls {
@@ -510,11 +569,21 @@ func (r *loopRun) finishWithoutExecuting(assistant AssistantMessage, steps int) 
 	case StopReasonAborted:
 		reason, skip = RunAborted, SkipAborted
 	}
-	for _, call := range assistant.ToolCalls() {
+	//chapter:begin 10
+	batch := r.logCalls(assistant.ToolCalls())
+	for i, call := range assistant.ToolCalls() {
 		result := skippedCall(call, skip)
 		r.messages = append(r.messages, result)
+		r.logResult(batch, i, result)
 		r.emit(ToolSkippedEvent{Result: result})
 	}
+	//chapter:before
+	// for _, call := range assistant.ToolCalls() {
+	// 	result := skippedCall(call, skip)
+	// 	r.messages = append(r.messages, result)
+	// 	r.emit(ToolSkippedEvent{Result: result})
+	// }
+	//chapter:end
 	return r.finish(reason, steps)
 	//lab:end
 }

@@ -1,0 +1,363 @@
+package tinypi
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// SessionEventType names what a session event records. The set is closed: a reader refuses a
+// type it does not know unless the event is marked ignorable.
+type SessionEventType string
+
+// The event types of the session log, version 1.
+const (
+	// EventUserMessage records a user message (a prompt, a steering or follow-up message).
+	EventUserMessage SessionEventType = "user/message"
+	// EventAssistantMessage records a complete assistant message; its toolCall blocks are the
+	// model's intents, not yet calls.
+	EventAssistantMessage SessionEventType = "assistant/message"
+	// EventToolCall records a call the runtime accepted, before it runs.
+	EventToolCall SessionEventType = "tool/call"
+	// EventToolStart records that a call's tool body is about to run; its SourceEventSeqs is
+	// [seq of the call].
+	EventToolStart SessionEventType = "tool/start"
+	// EventToolResult records the result of a call; its SourceEventSeqs is [seq of the call].
+	EventToolResult SessionEventType = "tool/result"
+	// EventTurnStart and EventTurnEnd frame one turn: a model request and its tool batch.
+	EventTurnStart SessionEventType = "turn/start"
+	EventTurnEnd   SessionEventType = "turn/end"
+	// EventModelRequest records the frozen request handed to the model: the derived messages of
+	// every event up to ThroughSeq.
+	EventModelRequest SessionEventType = "model/request"
+)
+
+// Known reports whether t is a type of version 1.
+func (t SessionEventType) Known() bool {
+	switch t {
+	case EventUserMessage, EventAssistantMessage, EventToolCall, EventToolStart, EventToolResult,
+		EventTurnStart, EventTurnEnd, EventModelRequest:
+		return true
+	}
+	return false
+}
+
+// Codes of the results that crash repair writes (Details["code"]).
+const (
+	// ToolNotStarted: the call was logged but its body never began.
+	ToolNotStarted = "TOOL_NOT_STARTED"
+	// ToolOutcomeUnknown: the body began and no result was logged; it may have had effects.
+	ToolOutcomeUnknown = "TOOL_OUTCOME_UNKNOWN"
+)
+
+// SessionEvent is one entry of the log. Seq is its index in the log and the only ordering key;
+// Time is informational. Which payload field is set depends on Type:
+//
+//   - user/message, assistant/message, tool/result: Message;
+//   - tool/call, tool/start: Call (tool/start keeps only the call's ID and name);
+//   - turn/start, turn/end: Turn, and Reason for turn/end;
+//   - model/request: ThroughSeq and Count.
+//
+// An ignorable event of a type this package does not know keeps its payload in Raw.
+type SessionEvent struct {
+	Type            SessionEventType
+	Seq             int
+	Time            time.Time
+	SourceEventSeqs []int
+	Ignorable       bool
+
+	Message    Message
+	Call       *ToolCall
+	Turn       int
+	Reason     string
+	ThroughSeq int
+	Count      int
+	Raw        []byte
+}
+
+// messageRole returns the role of the message an event of type t holds, and false for a type
+// that holds no message.
+func messageRole(t SessionEventType) (Role, bool) {
+	switch t {
+	case EventUserMessage:
+		return RoleUser, true
+	case EventAssistantMessage:
+		return RoleAssistant, true
+	case EventToolResult:
+		return RoleToolResult, true
+	}
+	return "", false
+}
+
+// clone returns a copy of e that shares nothing mutable with it.
+func (e SessionEvent) clone() SessionEvent {
+	e.SourceEventSeqs = slices.Clone(e.SourceEventSeqs)
+	if e.Message != nil {
+		e.Message = CloneMessage(e.Message)
+	}
+	if e.Call != nil {
+		c := *e.Call
+		e.Call = &c
+	}
+	e.Raw = slices.Clone(e.Raw)
+	return e
+}
+
+// SessionOptions configures a Session.
+type SessionOptions struct {
+	// ID names the session; it goes into the header.
+	ID string
+	// Path, when set, is the JSONL file the session is written to (see CreateSession).
+	Path string
+	// FlushWindow is how long appended events may wait before the background writer writes
+	// them in one batch; zero means DefaultFlushWindow. Flush never waits for it.
+	FlushWindow time.Duration
+	// Now stamps each appended event; nil means time.Now.
+	Now func() time.Time
+}
+
+// DefaultFlushWindow is the batching window of the background writer.
+const DefaultFlushWindow = 2 * time.Millisecond
+
+// Session is an append-only event log and the single source of the messages a model sees.
+//
+// Append, Messages and Events are safe for concurrent use: tool goroutines log their starts
+// while the loop commits results. Append only touches memory; a session with a file writes
+// appended events in the background in batches, and Flush is the barrier that returns once
+// every event appended before it is written. Close stops the writer.
+type Session struct {
+	id      string
+	parent  string
+	forkSeq int // -1 for a root session
+	now     func() time.Time
+
+	mu     sync.Mutex
+	base   []SessionEvent // a fork's inherited events (the parent's through forkSeq); immutable
+	events []SessionEvent // this session's own events
+	// derived caches the projection of base and events[:derivedThrough].
+	derived        []Message
+	derivedThrough int
+	baseDerived    bool
+
+	file *sessionFile // nil for a session in memory
+}
+
+// NewSession returns an empty session kept in memory only.
+func NewSession(id string) *Session {
+	return newSession(SessionOptions{ID: id}, "", -1)
+}
+
+func newSession(opts SessionOptions, parent string, forkSeq int) *Session {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	return &Session{id: opts.ID, parent: parent, forkSeq: forkSeq, now: now}
+}
+
+// ID returns the session's name.
+func (s *Session) ID() string { return s.id }
+
+// Parent returns the session this one was forked from and the seq of the turn/end it was
+// forked at; "" and -1 for a root session.
+func (s *Session) Parent() (id string, forkSeq int) { return s.parent, s.forkSeq }
+
+// Len returns the number of events in the log, inherited ones included: the seq the next
+// append gets.
+func (s *Session) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.base) + len(s.events)
+}
+
+// Events returns a copy of the whole log, inherited events first.
+func (s *Session) Events() []SessionEvent {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]SessionEvent, 0, len(s.base)+len(s.events))
+	for _, e := range s.base {
+		out = append(out, e.clone())
+	}
+	for _, e := range s.events {
+		out = append(out, e.clone())
+	}
+	return out
+}
+
+// Append adds e at the end of the log and returns its seq. Append sets Seq (the log's length)
+// and Time; it refuses an unknown type that is not ignorable, a message event without a message
+// of the right role, and a tool/start or tool/result whose SourceEventSeqs is not exactly one
+// tool/call of this log. The log keeps its own copy of e. Append does no I/O.
+func (s *Session) Append(e SessionEvent) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.appendLocked(e)
+}
+
+func (s *Session) appendLocked(e SessionEvent) (int, error) {
+	seq, err := s.recordLocked(e)
+	if err == nil && s.file != nil {
+		s.file.wake()
+	}
+	return seq, err
+}
+
+// recordLocked checks e and adds a copy of it, numbered and stamped, to the events.
+func (s *Session) recordLocked(e SessionEvent) (int, error) {
+	//lab:begin 10.1
+	if err := s.checkLocked(e); err != nil {
+		return 0, err
+	}
+	e = e.clone()
+	e.Seq = len(s.base) + len(s.events)
+	e.Time = s.now()
+	s.events = append(s.events, e)
+	return e.Seq, nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// checkLocked is Append's validation.
+func (s *Session) checkLocked(e SessionEvent) error {
+	if !e.Type.Known() {
+		if e.Ignorable {
+			return nil
+		}
+		return fmt.Errorf("tinypi: session: unknown event type %q (mark it ignorable to log it anyway)", e.Type)
+	}
+	switch e.Type {
+	case EventUserMessage, EventAssistantMessage, EventToolResult:
+		want, _ := messageRole(e.Type)
+		if e.Message == nil || e.Message.MessageRole() != want {
+			return fmt.Errorf("tinypi: session: a %s event needs a %s message", e.Type, want)
+		}
+	case EventToolCall:
+		if e.Call == nil || e.Call.ID == "" {
+			return fmt.Errorf("tinypi: session: a tool/call event needs a call with an ID")
+		}
+	}
+	if e.Type == EventToolStart || e.Type == EventToolResult {
+		if len(e.SourceEventSeqs) != 1 {
+			return fmt.Errorf("tinypi: session: a %s event needs SourceEventSeqs [seq of its tool/call], got %v", e.Type, e.SourceEventSeqs)
+		}
+		call, ok := s.eventLocked(e.SourceEventSeqs[0])
+		if !ok || call.Type != EventToolCall {
+			return fmt.Errorf("tinypi: session: %s points at seq %d, which is not a tool/call", e.Type, e.SourceEventSeqs[0])
+		}
+		if r, ok := e.Message.(ToolResultMessage); ok && r.ToolCallID != call.Call.ID {
+			return fmt.Errorf("tinypi: session: result for call %q points at the tool/call of %q", r.ToolCallID, call.Call.ID)
+		}
+	}
+	return nil
+}
+
+// eventLocked returns the event with the given seq.
+func (s *Session) eventLocked(seq int) (SessionEvent, bool) {
+	if seq < 0 {
+		return SessionEvent{}, false
+	}
+	if seq < len(s.base) {
+		return s.base[seq], true
+	}
+	if seq-len(s.base) < len(s.events) {
+		return s.events[seq-len(s.base)], true
+	}
+	return SessionEvent{}, false
+}
+
+// AppendMessage logs a user or assistant message and returns its seq. A tool result cannot be
+// logged this way: results enter the log through a ToolBatchLog, which pairs each with its call.
+func (s *Session) AppendMessage(m Message) (int, error) {
+	switch m.(type) {
+	case UserMessage:
+		return s.Append(SessionEvent{Type: EventUserMessage, Message: m})
+	case AssistantMessage:
+		return s.Append(SessionEvent{Type: EventAssistantMessage, Message: m})
+	}
+	return 0, fmt.Errorf("tinypi: session: AppendMessage takes user and assistant messages, not %T; log results through a ToolBatchLog", m)
+}
+
+// DeriveMessages projects a log into the messages a model request is built from: the message of
+// every user/message, assistant/message and tool/result event, in seq order. Every other event
+// adds nothing. It is pure: it neither changes events nor keeps them, and the same events always
+// give the same messages.
+func DeriveMessages(events []SessionEvent) []Message {
+	//lab:begin 10.1
+	var out []Message
+	for _, e := range events {
+		switch e.Type {
+		case EventUserMessage, EventAssistantMessage, EventToolResult:
+			out = append(out, CloneMessage(e.Message))
+		}
+	}
+	return out
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// Messages returns DeriveMessages of the whole log. The projection is cached and extended only
+// by the events appended since the last call; the caller gets its own deep copy, so what it
+// holds is frozen: later appends and changes to it never meet.
+func (s *Session) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.messagesLocked()
+}
+
+func (s *Session) messagesLocked() []Message {
+	//lab:begin 10.1
+	if !s.baseDerived {
+		s.derived, s.baseDerived = DeriveMessages(s.base), true
+	}
+	s.derived = append(s.derived, DeriveMessages(s.events[s.derivedThrough:])...)
+	s.derivedThrough = len(s.events)
+	return CloneMessages(s.derived)
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// Flush is the durability barrier: it returns once every event appended before the call is
+// written to the session's file (a no-op for a session in memory), or with the write's error.
+func (s *Session) Flush(ctx context.Context) error {
+	if s.file == nil {
+		return ctx.Err()
+	}
+	return s.file.flush(ctx)
+}
+
+// Close flushes and stops the background writer; a session in memory has nothing to close.
+// Events appended after Close stay in memory, and Flush then fails. Calling Close again returns
+// the first call's error.
+func (s *Session) Close() error {
+	if s.file == nil {
+		return nil
+	}
+	return s.file.close()
+}
+
+// ModelRequest freezes the next model request: it flushes the log (the barrier before a model
+// request), logs a model/request event, and returns the derived messages the request holds,
+// which are exactly those of the events before that event.
+func (s *Session) ModelRequest(ctx context.Context) ([]Message, error) {
+	//lab:begin 10.3
+	if err := s.Flush(ctx); err != nil {
+		return nil, fmt.Errorf("tinypi: session: flushing before the model request: %w", err)
+	}
+	s.mu.Lock()
+	messages := s.messagesLocked()
+	through := len(s.base) + len(s.events) - 1
+	_, err := s.appendLocked(SessionEvent{Type: EventModelRequest, ThroughSeq: through, Count: len(messages)})
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return messages, nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}

@@ -1,0 +1,130 @@
+package tinypi
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Fork starts a new session that shares this one's history up to and including the turn/end
+// event atSeq: a branch taken at a turn boundary, where no tool call is waiting for its result.
+// With opts.Path set the fork gets its own file, which holds the whole branch (so it loads on its
+// own) and names its parent in the header; without it the fork lives in memory.
+func (s *Session) Fork(atSeq int, opts SessionOptions) (*Session, error) {
+	s.mu.Lock()
+	//lab:begin 10.6
+	at, ok := s.eventLocked(atSeq)
+	if !ok || at.Type != EventTurnEnd {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("tinypi: session: fork at seq %d: forks are taken at a turn/end event", atSeq)
+	}
+	var inherited []SessionEvent
+	for seq := 0; seq <= atSeq; seq++ {
+		e, _ := s.eventLocked(seq)
+		inherited = append(inherited, e)
+	}
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//	var inherited []SessionEvent
+	//lab:end
+	s.mu.Unlock()
+	child := newSession(opts, s.id, atSeq)
+	child.base = inherited
+	if opts.Path != "" {
+		if err := child.createFile(opts, inherited); err != nil {
+			return nil, err
+		}
+	}
+	return child, nil
+}
+
+// SessionTree is a set of sessions linked by their forks: each fork's parent is in the tree.
+type SessionTree struct {
+	sessions map[string]*Session
+}
+
+// NewSessionTree links sessions into a tree. Every session needs a unique ID, every fork's
+// parent must be among them, and a fork's inherited events must be its parent's, seq for seq.
+func NewSessionTree(sessions ...*Session) (*SessionTree, error) {
+	t := &SessionTree{sessions: map[string]*Session{}}
+	for _, s := range sessions {
+		if _, dup := t.sessions[s.id]; dup {
+			return nil, fmt.Errorf("tinypi: session tree: two sessions are named %q", s.id)
+		}
+		t.sessions[s.id] = s
+	}
+	for _, s := range sessions {
+		if s.parent == "" {
+			continue
+		}
+		parent, ok := t.sessions[s.parent]
+		if !ok {
+			return nil, fmt.Errorf("tinypi: session tree: %q is a fork of %q, which is not in the tree", s.id, s.parent)
+		}
+		mine, theirs := s.Events(), parent.Events()
+		if len(theirs) <= s.forkSeq || !sameEvents(mine[:s.forkSeq+1], theirs[:s.forkSeq+1]) {
+			return nil, fmt.Errorf("tinypi: session tree: %q does not share its first %d events with its parent %q", s.id, s.forkSeq+1, s.parent)
+		}
+	}
+	return t, nil
+}
+
+// sameEvents compares two logs by what each event records, not by time.
+func sameEvents(a, b []SessionEvent) bool {
+	return slices.EqualFunc(a, b, func(x, y SessionEvent) bool {
+		ex, err1 := EncodeSessionEvent(x)
+		ey, err2 := EncodeSessionEvent(y)
+		return err1 == nil && err2 == nil && string(ex) == string(ey)
+	})
+}
+
+// Children returns the IDs of the sessions forked from id, sorted.
+func (t *SessionTree) Children(id string) []string {
+	var out []string
+	for _, s := range t.sessions {
+		if s.parent == id {
+			out = append(out, s.id)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// PathTo returns the sessions from the root to leaf, leaf last: the forks a branch went through.
+func (t *SessionTree) PathTo(leaf string) ([]string, error) {
+	//lab:begin 10.6
+	var path []string
+	for id := leaf; id != ""; {
+		s, ok := t.sessions[id]
+		if !ok {
+			return nil, fmt.Errorf("tinypi: session tree: no session %q", id)
+		}
+		if slices.Contains(path, id) {
+			return nil, fmt.Errorf("tinypi: session tree: %q is its own ancestor", id)
+		}
+		path = append(path, id)
+		id = s.parent
+	}
+	slices.Reverse(path)
+	return path, nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// BranchMessages returns the messages of the branch that ends at leaf: each session's events up
+// to where the next one forked, then all of leaf's, derived.
+func (t *SessionTree) BranchMessages(leaf string) ([]Message, error) {
+	path, err := t.PathTo(leaf)
+	if err != nil {
+		return nil, err
+	}
+	var events []SessionEvent
+	for i, id := range path {
+		all := t.sessions[id].Events()
+		if i+1 < len(path) {
+			all = all[:t.sessions[path[i+1]].forkSeq+1]
+		}
+		events = append(events, all[len(events):]...)
+	}
+	return DeriveMessages(events), nil
+}
