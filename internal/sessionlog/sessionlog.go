@@ -204,7 +204,7 @@ func ReadFile(path string) (*Log, error) {
 
 // Read reads a log from r; see ReadFile.
 func Read(r io.Reader) (*Log, error) {
-	lines, err := splitLines(r)
+	lines, unterminated, err := splitLines(r)
 	if err != nil {
 		return nil, fmt.Errorf("reading the session log: %w", err)
 	}
@@ -231,26 +231,31 @@ func Read(r io.Reader) (*Log, error) {
 			}
 			return nil, err
 		}
+		if lineNo == len(lines) && unterminated {
+			// Complete JSON but no "\n": the write may still have been cut short, and
+			// tinypi.LoadSession cuts such a line off, so it is not an event of the log.
+			return log, &Error{Kind: KindTorn, Line: lineNo, Detail: "the last line does not end with a newline", Intact: len(log.Events)}
+		}
 		log.Events = append(log.Events, e)
 	}
 	return log, nil
 }
 
-// splitLines returns the lines of r without their "\n"; a last line without one is kept. A
-// blank last line (the file ends in "\n\n") is damage, reported by the caller.
-func splitLines(r io.Reader) ([][]byte, error) {
-	var lines [][]byte
+// splitLines returns the lines of r without their "\n", and whether the last one had none (it is
+// kept). A blank last line (the file ends in "\n\n") is damage, reported by the caller.
+func splitLines(r io.Reader) (lines [][]byte, unterminated bool, err error) {
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 {
+			unterminated = !bytes.HasSuffix(line, []byte("\n"))
 			lines = append(lines, bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")))
 		}
 		if errors.Is(err, io.EOF) {
-			return lines, nil
+			return lines, unterminated, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 }

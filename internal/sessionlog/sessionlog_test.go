@@ -89,12 +89,6 @@ func TestReadRequestBeforeAnyEvent(t *testing.T) {
 	assert.Equal(t, &sessionlog.Request{ThroughSeq: -1, Messages: 0}, log.Events[0].Request)
 }
 
-func TestReadNoFinalNewline(t *testing.T) {
-	log, err := read(t, strings.TrimSuffix(lines(header, user), "\n"))
-	require.NoError(t, err)
-	assert.Len(t, log.Events, 1)
-}
-
 func TestReadIgnorableUnknownType(t *testing.T) {
 	progress := `{"type":"tool/progress","seq":1,"ignorable":true,"data":{"callId":"c1"}}`
 	log, err := read(t, lines(header, user, progress))
@@ -120,6 +114,14 @@ func TestReadDamage(t *testing.T) {
 			text:   lines(header, user, request1) + `{"type":"assistant/mess`,
 			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 4, Intact: 2},
 			intact: 2,
+		},
+		{
+			// tinypi.LoadSession cuts a last line without its "\n" even when it is whole JSON.
+			name:   "last line without its newline",
+			text:   lines(header, user) + strings.TrimSuffix(lines(request1), "\n"),
+			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 3, Intact: 1},
+			intact: 1,
+			detail: "does not end with a newline",
 		},
 		{
 			name:   "torn header",
