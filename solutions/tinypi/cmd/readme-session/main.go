@@ -43,7 +43,7 @@ func main() {
 
 // run writes the README round trip to a new session log at path and returns how many events it
 // holds.
-func run(ctx context.Context, path string) (int, error) {
+func run(ctx context.Context, path string) (n int, err error) {
 	registry, err := tinypi.NewRegistry(readTool())
 	if err != nil {
 		return 0, err
@@ -66,6 +66,14 @@ func run(ctx context.Context, path string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	// Close writes what is still pending (the log is worth keeping even after a failed run) and
+	// stops the writer, also when a lab not yet done panics.
+	defer func() {
+		if cerr := s.Close(); err == nil {
+			err = cerr
+		}
+		n = s.Len()
+	}()
 	agent, err := tinypi.NewAgent(tinypi.AgentOptions{SystemPrompt: tinypi.TraceSystemPrompt, Model: model, Tools: registry, Session: s})
 	if err == nil {
 		err = agent.Prompt(ctx, tinypi.UserMessage{Content: []tinypi.ContentBlock{tinypi.Text(tinypi.TraceQuestion)}})
@@ -76,11 +84,7 @@ func run(ctx context.Context, path string) (int, error) {
 	if err == nil && agent.State().LastError != "" {
 		err = errors.New(agent.State().LastError)
 	}
-	// Close writes what is still pending; the log is worth keeping even after a failed run.
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	return s.Len(), err
+	return 0, err
 }
 
 // readTool reads README.md, and nothing else, from memory.
