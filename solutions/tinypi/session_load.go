@@ -73,14 +73,21 @@ func LoadSession(path string, opts SessionOptions) (*Session, SessionRepair, err
 	if err := s.attach(opts, len(events)); err != nil {
 		return nil, repair, err
 	}
+	// The writer runs from here on: stop it on every way out but success, a panic included.
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
 	repair.Appended, err = s.repairCrash()
 	if err == nil {
 		err = s.Flush(context.Background())
 	}
 	if err != nil {
-		s.Close()
 		return nil, repair, err
 	}
+	ok = true
 	return s, repair, nil
 }
 
