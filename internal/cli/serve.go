@@ -3,7 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"strconv"
 
@@ -43,6 +45,7 @@ var serveMessages = i18n.Catalog{
 	"serve.flag.remote":    {ZH: "允许监听非本机地址（网页会被网络上的其他机器看到）", EN: "allow an address other than this machine's (other machines on the network can see the page)"},
 	"serve.flag.dir":       {ZH: "不带 LOG 时在哪个练习目录下找 sessions/（默认当前目录）", EN: "the practice directory whose sessions/ is searched without LOG (default: the current directory)"},
 	"serve.remote":         {ZH: "%s 不是本机地址：网页会被网络上的其他机器看到。确实需要时加上 --allow-remote。", EN: "%s is not a loopback address: other machines on the network could see the page. Add --allow-remote if you mean it."},
+	"serve.missing":        {ZH: "没有这个日志文件：%s。检查路径；不带参数的 course serve 会用 sessions/ 下最新的日志", EN: "no such log file: %s. Check the path; course serve without one takes the newest log under sessions/"},
 	"serve.nolog":          {ZH: "%s 下没有会话日志（*.jsonl）。给出日志路径：course serve LOG", EN: "no session log (*.jsonl) under %s. Name a log: course serve LOG"},
 	"serve.url":            {ZH: "在浏览器中打开：%s （Ctrl-C 停止）", EN: "open in a browser: %s (Ctrl-C stops)"},
 	"serve.log":            {ZH: "日志：%s", EN: "log: %s"},
@@ -90,6 +93,13 @@ func (a *app) serveCommand() *cobra.Command {
 				log = newest
 			}
 			opts := serve.Options{Log: log, Reference: reference, Lang: a.p.lang}
+			// A path that is not there is a typo, not a log the page should explain: refuse it
+			// before anything listens.
+			for _, path := range []string{log, reference} {
+				if _, err := os.Stat(path); path != "" && errors.Is(err, fs.ErrNotExist) {
+					return a.usagef("serve.missing", path)
+				}
+			}
 			if check {
 				return a.checkServe(opts)
 			}
