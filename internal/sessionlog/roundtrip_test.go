@@ -233,3 +233,57 @@ func TestReadAReferenceFork(t *testing.T) {
 	assert.Equal(t, sessionlog.TypeTurnEnd, log.Events[11].Type)
 	assert.JSONEq(t, marshal(t, want), marshal(t, sessionlog.DeriveMessages(log.Events)))
 }
+
+// TestReadersAgreeOnDamage feeds the same damaged copies of a reference log to this reader and to
+// tinypi.LoadSession: a torn last line is cut by both (the same number of intact events), and
+// damage before it is refused by both at the same line.
+func TestReadersAgreeOnDamage(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	dir := t.TempDir()
+	writeRoundTrip(t, filepath.Join(dir, "run.jsonl"))
+	data, err := os.ReadFile(filepath.Join(dir, "run.jsonl"))
+	require.NoError(t, err)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	lines = lines[:len(lines)-1]
+	last := lines[len(lines)-1]
+	join := func(ls ...[]byte) []byte { return bytes.Join(ls, nil) }
+	events := len(lines) - 1
+	tests := []struct {
+		name string
+		data []byte
+		torn bool
+		line int // the damaged line, counted from 1 with the header
+	}{
+		{name: "half a last line", data: data[:len(data)-len(last)/2], torn: true, line: len(lines)},
+		{name: "a last line without its newline", data: data[:len(data)-1], torn: true, line: len(lines)},
+		{name: "seq out of order", data: join(join(lines[:3]...), bytes.Replace(lines[3], []byte(`"seq":2`), []byte(`"seq":7`), 1), join(lines[4:]...)), line: 4},
+		{name: "unknown type", data: join(join(lines[:3]...), bytes.Replace(lines[3], []byte(`"type":"model/request"`), []byte(`"type":"model/guess"`), 1), join(lines[4:]...)), line: 4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.NotEqual(t, data, tt.data, "the damage must change the file")
+			path := filepath.Join(t.TempDir(), "run.jsonl")
+			require.NoError(t, os.WriteFile(path, tt.data, 0o644))
+
+			log, kitErr := sessionlog.ReadFile(path)
+			var le *sessionlog.Error
+			require.ErrorAs(t, kitErr, &le)
+			assert.Equal(t, tt.line, le.Line, "the kit's line")
+			s, repair, err := tinypi.LoadSession(path, tinypi.SessionOptions{})
+			if !tt.torn {
+				assert.NotEqual(t, sessionlog.KindTorn, le.Kind)
+				var de *tinypi.SessionDamageError
+				require.ErrorAs(t, err, &de)
+				assert.Equal(t, tt.line, de.Line, "LoadSession's line")
+				return
+			}
+			require.NoError(t, err)
+			defer s.Close()
+			assert.Equal(t, sessionlog.KindTorn, le.Kind)
+			require.NotNil(t, log)
+			assert.Len(t, log.Events, events-1, "the kit keeps the events before the torn line")
+			assert.Equal(t, events-1, s.Len()-len(repair.Appended), "LoadSession keeps the events before the torn line")
+			assert.Positive(t, repair.TornBytes)
+		})
+	}
+}
