@@ -95,8 +95,12 @@ func (a *app) serveCommand() *cobra.Command {
 			opts := serve.Options{Log: log, Reference: reference, Lang: a.p.lang}
 			// A path that is not there is a typo, not a log the page should explain: refuse it
 			// before anything listens.
-			for _, path := range []string{log, reference} {
-				if _, err := os.Stat(path); path != "" && errors.Is(err, fs.ErrNotExist) {
+			paths := []string{log}
+			if reference != "" {
+				paths = append(paths, reference)
+			}
+			for _, path := range paths {
+				if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 					return a.usagef("serve.missing", path)
 				}
 			}
