@@ -55,6 +55,24 @@ func TestFailures(t *testing.T) {
 		t.Errorf("Failures (-want +got):\n%s", diff)
 	}
 
+	// A header alone would give two different mistakes one signature: the diff's first lines
+	// are part of the message.
+	report.Tests = []gotest.TestResult{
+		{Name: "TestLab7_1_Order", Failed: true, FirstFailure: "transcript (-want +got):",
+			Difference: []string{"- \"follow-up a\",", "+ \"follow-up b\","}},
+		{Name: "TestLab7_1_Late", Failed: true, FirstFailure: "events (-want +got):",
+			Difference: []string{"- \"turn_end after 3s\""}},
+	}
+	got, err = signature.Failures(report, lab)
+	require.NoError(t, err)
+	want = []signature.Failure{
+		{Test: "TestLab7_1_Late", Message: "events (-want +got):\n- \"turn_end after _s\""},
+		{Test: "TestLab7_1_Order", Message: "transcript (-want +got):\n- \"follow-up a\",\n+ \"follow-up b\","},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Failures of diff headers (-want +got):\n%s", diff)
+	}
+
 	report.BuildFailed = true
 	got, err = signature.Failures(report, lab)
 	assert.NoError(t, err)
