@@ -52,6 +52,7 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	if len(changed) > 0 {
 		a.printTestsChanged(changed)
 	}
+	a.warnLabMarkers(root, ch.Number) // labmarkers.go
 	run := runPattern(labs)
 	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
 	started := time.Now()

@@ -34,6 +34,7 @@ var catalog = i18n.MustMerge(
 	testMessages,
 	labReportMessages,
 	labRunMessages,
+	labMarkerMessages,
 	hintMessages,
 	labProgressMessages,
 	timeoutMessages,
