@@ -23,7 +23,9 @@ var diagnoseMessages = i18n.Catalog{
 			"（桩模型 + 内存工具，离线、结果固定）分别运行错误写法和参考实现，逐轮打印：assistant 的文字、\n" +
 			"工具调用、哪些执行了哪些被丢弃、历史 role 序列、未配对的调用 id、工具执行次数、结束方式和最终回答，\n" +
 			"最后给出对照表和不同的行。需要 go 命令；临时目录用完即删。\n\n" +
-			"诊断程序属于本章内容，练习目录里也有：在练习目录中运行 go run ./cmd/diagnose all，诊断的就是你自己的 loop。",
+			"诊断程序属于本章内容，练习目录里也有：在练习目录中运行 go run ./cmd/diagnose all，诊断的就是你自己的 loop。\n\n" +
+			"没有诊断程序的章节（07 以外的章节）：course diagnose NN 名字 把错误写进 target，运行它所属 Lab 的聚焦测试，\n" +
+			"打印哪些测试失败、第一条失败信息是什么：正是犯这个错误时 course test 给你看的。",
 		EN: "course diagnose NN lists the mistakes of chapter NN that can be diagnosed (the course's mutants), each with a\n" +
 			"one-line explanation.\n\n" +
 			"course diagnose NN NAME writes that mistake into the chapter's target for real and runs the chapter's diagnosis\n" +
@@ -32,13 +34,17 @@ var diagnoseMessages = i18n.Catalog{
 			"dropped, the role sequence, the unpaired call ids, the tool executions, how the run ended and the final answer,\n" +
 			"then a comparison table and the lines that differ. Needs the go command; temporary directories are removed.\n\n" +
 			"The program is part of the chapter, so your practice directory has it too: go run ./cmd/diagnose all there\n" +
-			"diagnoses your own loop.",
+			"diagnoses your own loop.\n\n" +
+			"Chapters without a diagnosis program (all but 07): course diagnose NN NAME writes the mistake into the target,\n" +
+			"runs its lab's focused tests and prints which fail and with what first message: what course test shows you\n" +
+			"when you make that mistake.",
 	},
 	"diagnose.example": {
 		ZH: "  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
 		EN: "  course diagnose 07\n  course diagnose 07 first-call-only\n  cd ../tinypi-07 && go run ./cmd/diagnose weather-fx-skip weather-fx-reask",
 	},
-	"diagnose.none":     {ZH: "第 %s 章没有可诊断的错误写法（它的代码树里没有 cmd/diagnose，或者没有 mutant）。", EN: "chapter %s has no mistakes to diagnose (its trees have no cmd/diagnose, or it has no mutants)."},
+	"diagnose.none":     {ZH: "第 %s 章没有已知的错误写法（mutant），没有可诊断的。", EN: "chapter %s has no known mistakes (mutants): there is nothing to diagnose."},
+	"diagnose.testing":  {ZH: "正在把错误写法 %s 写进第 %s 章的 target，运行 Lab %s 的聚焦测试……", EN: "writing mistake %s into the target of chapter %s and running the focused tests of lab %s..."},
 	"diagnose.unknown":  {ZH: "第 %s 章没有名为 %q 的错误写法。可用的：\n%s", EN: "chapter %s has no mistake named %q. Available:\n%s"},
 	"diagnose.building": {ZH: "正在构建并运行 %s（错误写法 %s 与参考实现）……", EN: "building and running %s (mistake %s and the reference)..."},
 }
@@ -77,7 +83,12 @@ func (a *app) diagnoseCommand() *cobra.Command {
 			if err := a.requireGo(b.Course()); err != nil {
 				return err
 			}
-			fmt.Fprintln(a.stderr, a.p.text("diagnose.building", ch.Diagnosis.Program, args[1]))
+			if ch.Diagnosis != nil {
+				fmt.Fprintln(a.stderr, a.p.text("diagnose.building", ch.Diagnosis.Program, args[1]))
+			} else {
+				m := mutants[slices.IndexFunc(mutants, func(m *manifest.Mutant) bool { return m.Name == args[1] })]
+				fmt.Fprintln(a.stderr, a.p.text("diagnose.testing", args[1], ch.Number, m.Lab))
+			}
 			err = diagnose.Run(c.Context(), b, ch, args[1], diagnose.Language(a.p.lang), a.stdout)
 			if errors.Is(err, gotest.ErrNoGo) {
 				return errors.New(a.p.text("err.no.go", b.Course().GoVersion))

@@ -44,6 +44,12 @@ var transcriptMessages = i18n.Catalog{
 		ZH: "还没有运行记录（%s）。先运行 course test：agent 章节的聚焦测试会记录它们驱动的运行。",
 		EN: "no run records yet (%s). Run course test first: the focused tests of an agent chapter record the runs they drive.",
 	},
+	"transcript.chapter": {
+		ZH: "第 %s 章的聚焦测试不记录运行，course transcript 在这里没有可对比的东西：它用于会记录运行的章节（%s）。\n" +
+			"本章请看 course test 的失败信息和提示；course diagnose %s 名字 显示一个已知错误让哪些测试怎样失败。",
+		EN: "the focused tests of chapter %s record no runs, so course transcript has nothing to compare here: it is for the chapters whose\n" +
+			"tests record them (%s). Here, read course test's failures and hints; course diagnose %s NAME shows which tests a known mistake fails, and how.",
+	},
 	"transcript.list":    {ZH: "已记录的运行（%s）：", EN: "recorded runs (%s):"},
 	"transcript.failed":  {ZH: "失败", EN: "failed"},
 	"transcript.passed":  {ZH: "通过", EN: "passed"},
@@ -88,6 +94,11 @@ func (a *app) transcriptCommand() *cobra.Command {
 			recs, err := transcript.LoadDir(recDir)
 			if err != nil {
 				return err
+			}
+			if len(recs) == 0 {
+				if err := a.chapterRecordsRuns(prov.Chapter); err != nil {
+					return err
+				}
 			}
 			if len(args) == 0 {
 				a.listTranscripts(recs)
@@ -187,6 +198,23 @@ func (a *app) listTranscripts(recs []tinypi.RunRecord) {
 		rows = append(rows, []string{"  " + status, rec.Test, "course transcript " + testArg(rec.Test)})
 	}
 	_ = writeTable(a.stdout, rows)
+}
+
+// chapterRecordsRuns returns a usage error that says so when the focused tests of chapter record
+// no runs (manifest.Chapter.RecordsRuns): "no run records yet, run course test" would send the
+// learner round in circles.
+func (a *app) chapterRecordsRuns(chapter string) error {
+	b, ch, err := a.chapter(chapter)
+	if err != nil || ch.RecordsRuns {
+		return err
+	}
+	var recording []string
+	for _, c := range b.Course().Chapters {
+		if c.RecordsRuns {
+			recording = append(recording, c.Number)
+		}
+	}
+	return a.usagef("transcript.chapter", ch.Number, strings.Join(recording, ", "), ch.Number)
 }
 
 // referenceRecords runs test's top-level test on the target of chapter in a temporary directory

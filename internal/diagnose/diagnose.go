@@ -29,8 +29,10 @@ import (
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
-// ErrNoDriver is returned for a chapter whose trees have no diagnosis program, or no mutants.
-var ErrNoDriver = errors.New("no diagnosis program")
+// ErrNoDriver is returned for a chapter without known mistakes (mutants): there is nothing to
+// diagnose. A chapter with mutants but no diagnosis program is diagnosed by its lab's tests
+// (labtests.go).
+var ErrNoDriver = errors.New("no known mistakes")
 
 // UnknownMistakeError reports a mistake name that the chapter does not have. Its message lists
 // the names it has.
@@ -49,11 +51,15 @@ func (e *UnknownMistakeError) Error() string {
 	return fmt.Sprintf("chapter %s has no mistake %q; available: %s", e.Chapter, e.Name, strings.Join(names, ", "))
 }
 
-// List returns the mistakes of ch that can be diagnosed: its mutants, when ch's manifest names a
-// diagnosis program and ch's target holds it. Otherwise the error wraps ErrNoDriver.
+// List returns the mistakes of ch that can be diagnosed: its mutants. A chapter without mutants
+// gives an error that wraps ErrNoDriver; so does one whose manifest names a diagnosis program
+// that its target does not hold (a broken course, which dev check refuses).
 func List(b *tree.Builder, ch *manifest.Chapter) ([]*manifest.Mutant, error) {
-	if ch.Diagnosis == nil || len(ch.Mutants) == 0 {
-		return nil, fmt.Errorf("chapter %s: %w (no diagnosis: in its manifest) or no known mistakes", ch.Number, ErrNoDriver)
+	if len(ch.Mutants) == 0 {
+		return nil, fmt.Errorf("chapter %s: %w", ch.Number, ErrNoDriver)
+	}
+	if ch.Diagnosis == nil {
+		return ch.Mutants, nil
 	}
 	target, err := b.Target(ch)
 	if err != nil {
@@ -88,7 +94,11 @@ func WriteList(w io.Writer, b *tree.Builder, ch *manifest.Chapter, lang Language
 		width = max(width, len(m.Name))
 	}
 	var out strings.Builder
-	out.WriteString(l.text("list.header", ch.Number, ch.Number) + "\n")
+	if ch.Diagnosis == nil {
+		out.WriteString(l.text("list.header.tests", ch.Number, ch.Number) + "\n")
+	} else {
+		out.WriteString(l.text("list.header", ch.Number, ch.Number) + "\n")
+	}
 	for _, m := range mutants {
 		fmt.Fprintf(&out, "  %-*s  Lab %-4s  %s\n", width, m.Name, m.Lab, l.explanation(m))
 	}
@@ -100,10 +110,15 @@ func WriteList(w io.Writer, b *tree.Builder, ch *manifest.Chapter, lang Language
 // tree and of ch's target in a temporary directory (removed afterwards), runs the scenarios that
 // show the mistake best on both, and prints the runs and their comparison to w in lang. It needs
 // the go command (gotest.ErrNoGo without it) and works offline.
+//
+// A chapter without a diagnosis program is diagnosed by its tests instead (RunLabTests).
 func Run(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, name string, lang Language, w io.Writer) error {
 	m, err := mistake(b, ch, name)
 	if err != nil {
 		return err
+	}
+	if ch.Diagnosis == nil {
+		return RunLabTests(ctx, b, ch, m, lang, w)
 	}
 	mutated, err := b.Mutant(ch, m)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/tree"
 )
@@ -142,8 +143,52 @@ func TestListWithoutDriver(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := List(b, ch); !errors.Is(err, ErrNoDriver) {
-		t.Errorf("List(01) error = %v, want ErrNoDriver", err)
+	// Chapter 01 has mistakes but no diagnosis program: they are listed, to be diagnosed by
+	// their lab's tests.
+	got, err := List(b, ch)
+	if err != nil || len(got) != len(ch.Mutants) {
+		t.Errorf("List(01) = %d mistakes, %v; want its %d mutants", len(got), err, len(ch.Mutants))
+	}
+	var out bytes.Buffer
+	if err := WriteList(&out, b, ch, LangEN); err != nil {
+		t.Fatal(err)
+	}
+	if want := "The known mistakes of chapter 01. The chapter has no diagnosis program"; !strings.HasPrefix(out.String(), want) {
+		t.Errorf("listing starts with %q, want %q", strings.SplitN(out.String(), "\n", 2)[0], want)
+	}
+	none := *ch
+	none.Mutants = nil
+	if _, err := List(b, &none); !errors.Is(err, ErrNoDriver) {
+		t.Errorf("List(a chapter without mutants) error = %v, want ErrNoDriver", err)
+	}
+}
+
+func TestRenderLabTests(t *testing.T) {
+	ch := &manifest.Chapter{Number: "08"}
+	lab := &manifest.Lab{ID: "8.3", Pattern: "^TestLab8_3_", Tests: 2}
+	m := &manifest.Mutant{Name: "in-place-write", Lab: "8.3", Explain: "原地改写", ExplainEN: "rewritten in place"}
+	report := &gotest.Report{Tests: []gotest.TestResult{
+		{Name: "TestLab8_3_Write", Failed: true, FirstFailure: "file (-want +got):", Difference: []string{"- new inode", "+ same inode"}},
+		{Name: "TestLab8_3_Edit", Passed: true},
+		{Name: "TestLab8_4_Other", Failed: true, FirstFailure: "not this lab"},
+	}}
+	want := "== diagnosis: chapter 08 · in-place-write (Lab 8.3) ==\n" +
+		"the mistake: rewritten in place\n" +
+		"\n" +
+		"The focused tests of lab 8.3 run on this mistake (go test -run ^TestLab8_3_ .). The reference passes every one of them (course dev check proves it).\n" +
+		"  ✗ TestLab8_3_Write  FAILS\n" +
+		"      file (-want +got):\n" +
+		"      - new inode\n" +
+		"      + same inode\n" +
+		"  ✓ TestLab8_3_Edit  passes\n" +
+		"\n" +
+		"When course test shows lab 8.3 failing exactly like this (the same tests, the same first messages), it names this mistake.\n"
+	if diff := cmp.Diff(want, renderLabTests(textsFor(LangEN), ch, m, lab, report)); diff != "" {
+		t.Errorf("renderLabTests (-want +got):\n%s", diff)
+	}
+	report.Tests = []gotest.TestResult{{Name: "TestLab8_3_Write", Passed: true}}
+	if got := renderLabTests(textsFor(LangZH), ch, m, lab, report); !strings.Contains(got, "（没有测试失败：Lab 8.3 的测试抓不住这个错误写法，这是课程的问题。）") {
+		t.Errorf("a mistake no test catches:\n%s", got)
 	}
 }
 

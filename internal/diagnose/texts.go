@@ -19,6 +19,19 @@ const (
 // diagnosis program in its own words.
 var messages = i18n.Catalog{
 	"list.header": {ZH: "第 %s 章可以诊断的错误写法（运行 course diagnose %s 名字）：", EN: "Mistakes chapter %s can diagnose (run course diagnose %s NAME):"},
+	"list.header.tests": {
+		ZH: "第 %s 章的已知错误写法。本章没有逐轮打印运行的诊断程序：course diagnose %s 名字 把错误写进本章 target，\n运行它所属 Lab 的聚焦测试，打印哪些测试失败、第一条失败信息是什么（course test 遇到正好这样的失败时会点名它）：",
+		EN: "The known mistakes of chapter %s. The chapter has no diagnosis program that prints runs round by round: course diagnose %s NAME\nwrites the mistake into the chapter's target, runs its lab's focused tests and prints which fail and with what first message\n(course test names the mistake when your failures are exactly these):",
+	},
+	"tests.intro": {
+		ZH: "用这个错误写法运行 Lab %s 的聚焦测试（go test -run %s .）。参考实现通过其中每一个（course dev check 证明）。",
+		EN: "The focused tests of lab %s run on this mistake (go test -run %s .). The reference passes every one of them (course dev check proves it).",
+	},
+	"tests.pass":     {ZH: "通过", EN: "passes"},
+	"tests.fail":     {ZH: "失败", EN: "FAILS"},
+	"tests.build":    {ZH: "错误写法没有编译成功（这是课程的问题，不是你的）：\n%s", EN: "the mistake did not compile (a problem of the course, not yours):\n%s"},
+	"tests.footer":   {ZH: "你的 course test 在 Lab %s 上失败得和上面一样（同样的测试、同样的第一条信息）时，它会点名这个错误写法。", EN: "When course test shows lab %s failing exactly like this (the same tests, the same first messages), it names this mistake."},
+	"tests.uncaught": {ZH: "（没有测试失败：Lab %s 的测试抓不住这个错误写法，这是课程的问题。）", EN: "(no test failed: the tests of lab %s do not catch this mistake, which is a problem of the course.)"},
 
 	"header":      {ZH: "== 诊断：第 %s 章 · %s（Lab %s）==", EN: "== diagnosis: chapter %s · %s (Lab %s) =="},
 	"explain":     {ZH: "错误写法：%s", EN: "the mistake: %s"},

@@ -73,6 +73,9 @@ type Chapter struct {
 	// Diagnosis names the chapter's diagnosis program and its scenarios; nil when the chapter
 	// has none. `course diagnose` runs it on a mutant and on the target.
 	Diagnosis *Diagnosis `yaml:"diagnosis"`
+	// RecordsRuns says that the chapter's focused tests record the runs they drive when
+	// `course test` asks them to (tinypi.RunRecordDirEnv), for `course transcript`.
+	RecordsRuns bool `yaml:"records_runs"`
 }
 
 // Diagnosis is a chapter's diagnosis program: a main package of the chapter's trees that runs
