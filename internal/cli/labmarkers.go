@@ -34,6 +34,9 @@ var labMarkerMessages = i18n.Catalog{
 // marker while editing should hear it now, next to the change, not when those commands refuse
 // much later. A file that cannot be read is left to the run, which reports it.
 func (a *app) warnLabMarkers(root, chapter string) {
+	if a.content == nil {
+		return // an app without course content (some tests) has no regions to check
+	}
 	b, ch, err := a.chapter(chapter) // the builder that ch belongs to: tree.Builder checks it
 	if err != nil || !ch.Rebuild() {
 		return // the run reports a course that does not load; an observe chapter has no regions

@@ -95,7 +95,7 @@ type mutantRun struct {
 // failures. -count=1 makes go run them rather than replay its cached result.
 func rerunLab(ctx context.Context, dir string, lab *manifest.Lab) ([]signature.Failure, error) {
 	env := append(gotest.OfflineEnv(), "GOFLAGS=-mod=readonly -count=1")
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: lab.Pattern, Env: env, Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Run: lab.Pattern, Env: env, Timeout: testTimeout})
 	if err != nil {
 		return nil, err
 	}

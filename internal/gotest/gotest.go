@@ -30,12 +30,16 @@ type Options struct {
 	Dir      string   // the module directory `go` runs in; empty means the current directory
 	Run      string   // the -run pattern; empty runs every test
 	Race     bool     // adds -race
-	Vet      bool     // runs `go vet` on Packages first; its failure is reported in Report.Vet*
+	Vet      bool     // runs `go vet` on Packages first (go test then skips its own vet checks); its failure is reported in Report.Vet*
 	Env      []string // added to the current environment; later entries win
 	Packages []string // the packages to test; default "."
 	// Timeout, when set, is passed as -timeout: a test binary running longer panics, which
 	// the report shows as the running test's failure.
 	Timeout time.Duration
+	// SkipTestVet adds -vet=off: go test does not run the few vet checks it runs by default
+	// before the tests. For runs whose verdict is only the tests' (a mutant's), or that run
+	// the whole of go vet first (Vet).
+	SkipTestVet bool
 	// Fresh adds -count=1: the tests run even when go has a cached result for them, as a proof
 	// (or a repeated run looking for a flaky failure) must.
 	Fresh bool
@@ -154,6 +158,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.Timeout > 0 {
 		args = append(args, "-timeout", opts.Timeout.String())
+	}
+	if opts.SkipTestVet || opts.Vet {
+		args = append(args, "-vet=off")
 	}
 	switch {
 	case opts.Count > 1:
