@@ -143,6 +143,7 @@ func (r *Result) Failed() int {
 type task struct {
 	name   string
 	usesGo bool
+	phase  phase // when a task that uses go starts (schedule.go)
 	run    func(ctx context.Context, dir string) (Check, error)
 }
 
@@ -181,6 +182,7 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 			jobs = append(jobs, job{
 				dir:    fmt.Sprintf("%03d", len(jobs)),
 				usesGo: t.usesGo,
+				phase:  t.phase,
 				run: func(ctx context.Context, dir string) (func(), error) {
 					check, err := t.run(ctx, dir)
 					if err != nil {
@@ -284,6 +286,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 	tasks := []task{{
 		name:   "target: go vet and go test -race ./... pass offline",
 		usesGo: true,
+		phase:  phaseTarget,
 		run: func(ctx context.Context, dir string) (Check, error) {
 			return checkTarget(ctx, b, ch, dir)
 		},
@@ -306,6 +309,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 		tasks = append(tasks, task{
 			name:   fmt.Sprintf("starter: builds; lab %s fails first with its own message", first.ID),
 			usesGo: true,
+			phase:  phaseStarter,
 			run: func(ctx context.Context, dir string) (Check, error) {
 				return checkStarter(ctx, b, ch, dir)
 			},
@@ -314,6 +318,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 			tasks = append(tasks, task{
 				name:   fmt.Sprintf("progressive: lab %s fails with its own message, earlier labs pass, course test shows its hint", lab.ID),
 				usesGo: true,
+				phase:  phaseProgressive,
 				run: func(ctx context.Context, dir string) (Check, error) {
 					return checkProgressive(ctx, b, ch, k, dir)
 				},
@@ -333,6 +338,16 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 	return append(tasks, regionTasks(b, ch)...) // devcheck_regions.go
 }
 
+// sharedBuildEnv is gotest.OfflineEnv with -trimpath. Every check writes its tree into a
+// directory of its own, and without -trimpath a package's directory is part of its key in go's
+// build cache: the starter and the first progressive stage, or the target and the flake runs,
+// are the same sources compiled twice. With it they are compiled once. Mutant runs keep the
+// plain environment: their messages make signatures, which must be what a learner's own go test
+// prints (a path in a message would differ).
+func sharedBuildEnv() []string {
+	return append(gotest.OfflineEnv(), "GOFLAGS=-mod=readonly -trimpath")
+}
+
 // pass and fail build Checks.
 func pass() Check { return Check{OK: true} }
 
@@ -350,7 +365,7 @@ func checkTarget(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir
 		return Check{}, fmt.Errorf("writing the target of chapter %s: %w", ch.Number, err)
 	}
 	report, err := gotest.Run(ctx, gotest.Options{
-		Dir: dir, Fresh: true, Race: true, Vet: true, Env: gotest.OfflineEnv(), Timeout: testTimeout, Packages: []string{"./..."},
+		Dir: dir, Fresh: true, Race: true, Vet: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."},
 	})
 	if err != nil {
 		return Check{}, err
@@ -379,7 +394,7 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 		return fail("go build ./... failed:\n%s", clip(out)), nil
 	}
 	first := ch.Labs[0]
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: first.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
 	if err != nil {
 		return Check{}, err
 	}
@@ -403,7 +418,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	if err := t.Write(dir); err != nil {
 		return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
 	}
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Env: gotest.OfflineEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
 	if err != nil {
 		return Check{}, err
 	}
@@ -718,7 +733,7 @@ func goBuild(ctx context.Context, dir string) (string, bool, error) {
 	}
 	cmd := exec.CommandContext(ctx, goBin, "build", "./...")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), gotest.OfflineEnv()...)
+	cmd.Env = append(os.Environ(), sharedBuildEnv()...)
 	out, err := cmd.CombinedOutput()
 	if err == nil {
 		return string(out), true, nil

@@ -19,6 +19,7 @@ func diagnosisTask(b *tree.Builder, ch *manifest.Chapter) []task {
 	return []task{{
 		name:   "diagnosis: " + ch.Diagnosis.Program + " builds and knows exactly the manifest's scenarios",
 		usesGo: true,
+		phase:  phaseOther,
 		run: func(ctx context.Context, dir string) (Check, error) {
 			if err := diagnose.Check(ctx, b, ch, dir); err != nil {
 				return fail("%v", err), nil

@@ -32,6 +32,7 @@ func flakeTask(b *tree.Builder, ch *manifest.Chapter, runs int) task {
 	return task{
 		name:   fmt.Sprintf("flake: the chapter's focused tests pass %d runs in a row with -race", runs),
 		usesGo: true,
+		phase:  phaseFlake,
 		run: func(ctx context.Context, dir string) (Check, error) {
 			return checkFlake(ctx, b, ch, runs, dir)
 		},
@@ -57,7 +58,7 @@ func checkFlake(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, runs
 		patterns = append(patterns, "(?:"+lab.Pattern+")")
 	}
 	report, err := gotest.Run(ctx, gotest.Options{
-		Dir: dir, Race: true, Count: runs, Run: strings.Join(patterns, "|"), Env: gotest.OfflineEnv(), Timeout: flakeTimeout(runs),
+		Dir: dir, Race: true, Count: runs, Run: strings.Join(patterns, "|"), Env: sharedBuildEnv(), Timeout: flakeTimeout(runs),
 	})
 	if err != nil {
 		return Check{}, err

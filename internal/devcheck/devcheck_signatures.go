@@ -39,6 +39,7 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 		tasks = append(tasks, task{
 			name:   fmt.Sprintf("mutant %s: compiles and lab %s catches it", m.Name, m.Lab),
 			usesGo: true,
+			phase:  phaseMutant,
 			run: func(ctx context.Context, dir string) (Check, error) {
 				check, report, err := checkMutant(ctx, b, ch, m, dir)
 				if err != nil {

@@ -1,11 +1,13 @@
 package devcheck
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 )
 
@@ -21,17 +23,20 @@ func (opts Options) output() io.Writer {
 type job struct {
 	dir    string // the name of its directory inside the run's temporary directory
 	usesGo bool   // it runs go, so it waits for one of the opts.Parallel slots
+	// phase orders the jobs that use go: a job of a lower phase starts first, and jobs of one
+	// phase start in the order given (see schedule.go). Jobs that do not use go start at once.
+	phase phase
 	// run does the work in dir, which it may create; dir is removed afterwards. The function it
 	// returns records the outcome. It is called only when run succeeded, and never while
 	// another job's is, so it may write to shared results and to the output.
 	run func(ctx context.Context, dir string) (record func(), err error)
 }
 
-// runJobs runs jobs at the same time, at most opts.Parallel (or DefaultParallel) of those that
-// use go at once, each in a directory inside a temporary directory whose name starts with
-// tmpPrefix; all of it is removed at the end. The first error stops the other jobs and is
-// returned, as is ctx's error when ctx ends first. what names the command in the error of a
-// temporary directory that cannot be made.
+// runJobs runs jobs, at most opts.Parallel (or DefaultParallel) of those that use go at once,
+// taken in order of phase and then of jobs; the others each at once. Each job works in a
+// directory inside a temporary directory whose name starts with tmpPrefix; all of it is removed
+// at the end. The first error stops the other jobs and is returned, as is ctx's error when ctx
+// ends first. what names the command in the error of a temporary directory that cannot be made.
 func runJobs(ctx context.Context, what, tmpPrefix string, opts Options, jobs []job) error {
 	parallel := opts.Parallel
 	if parallel <= 0 {
@@ -49,38 +54,51 @@ func runJobs(ctx context.Context, what, tmpPrefix string, opts Options, jobs []j
 		wg       sync.WaitGroup
 		mu       sync.Mutex // serialises the record functions and guards firstErr
 		firstErr error
-		slots    = make(chan struct{}, parallel)
 	)
-	for _, j := range jobs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if j.usesGo {
-				select {
-				case slots <- struct{}{}:
-					defer func() { <-slots }()
-				case <-ctx.Done():
-					return
-				}
+	do := func(j job) {
+		if ctx.Err() != nil {
+			return
+		}
+		dir := filepath.Join(tmp, j.dir)
+		record, err := j.run(ctx, dir)
+		os.RemoveAll(dir)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+				cancel()
 			}
-			if ctx.Err() != nil {
-				return
-			}
-			dir := filepath.Join(tmp, j.dir)
-			record, err := j.run(ctx, dir)
-			os.RemoveAll(dir)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				return
-			}
-			record()
-		}()
+			return
+		}
+		record()
 	}
+	var queue []job
+	for _, j := range jobs {
+		if j.usesGo {
+			queue = append(queue, j)
+			continue
+		}
+		wg.Go(func() { do(j) })
+	}
+	// A job that does not use go may wait for jobs that do (the signature check waits for every
+	// mutant's run); those wait for nothing, so the workers cannot deadlock.
+	slices.SortStableFunc(queue, func(a, b job) int { return cmp.Compare(a.phase, b.phase) })
+	next := make(chan job)
+	for range min(parallel, len(queue)) {
+		wg.Go(func() {
+			for j := range next {
+				do(j)
+			}
+		})
+	}
+	for _, j := range queue {
+		select {
+		case next <- j:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
 	wg.Wait()
 	if firstErr != nil {
 		return firstErr

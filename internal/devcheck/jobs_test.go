@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestRunJobsLimitsGoJobsAndRecordsSuccesses(t *testing.T) {
@@ -59,5 +61,44 @@ func TestRunJobsReturnsTheFirstError(t *testing.T) {
 	err := runJobs(context.Background(), "test", "course-jobs-", Options{}, jobs)
 	if !errors.Is(err, boom) {
 		t.Errorf("runJobs = %v, want %v", err, boom)
+	}
+}
+
+func TestRunJobsStartsGoJobsByPhaseThenOrder(t *testing.T) {
+	var started []string // one go job at a time (Parallel 1), so no lock is needed
+	goJob := func(name string, p phase) job {
+		return job{dir: name, usesGo: true, phase: p, run: func(context.Context, string) (func(), error) {
+			started = append(started, name)
+			return func() {}, nil
+		}}
+	}
+	// The job that does not use go waits for the last go job, as the signature check waits for
+	// the mutants: it must not hold a slot meanwhile.
+	last := make(chan struct{})
+	jobs := []job{
+		goJob("mutant-1", phaseMutant),
+		{dir: "waiter", run: func(ctx context.Context, _ string) (func(), error) {
+			select {
+			case <-last:
+			case <-ctx.Done():
+			}
+			return func() {}, nil
+		}},
+		goJob("progressive-0", phaseProgressive),
+		goJob("target-07", phaseTarget),
+		goJob("flake-07", phaseFlake),
+		goJob("target-08", phaseTarget),
+		{dir: "mutant-2", usesGo: true, phase: phaseMutant, run: func(context.Context, string) (func(), error) {
+			started = append(started, "mutant-2")
+			close(last)
+			return func() {}, nil
+		}},
+	}
+	if err := runJobs(context.Background(), "test", "course-jobs-", Options{Parallel: 1}, jobs); err != nil {
+		t.Fatalf("runJobs: %v", err)
+	}
+	want := []string{"target-07", "target-08", "flake-07", "progressive-0", "mutant-1", "mutant-2"}
+	if diff := cmp.Diff(want, started); diff != "" {
+		t.Errorf("order the go jobs started in (-want +got):\n%s", diff)
 	}
 }

@@ -1,0 +1,20 @@
+package devcheck
+
+// phase says when a job that runs go starts (job.phase): on two cores the order decides how
+// much of go's build cache the jobs share and how long the run's tail is.
+//
+//   - Targets first: a chapter's flake runs (phaseFlake) compile the same race-instrumented
+//     package, which is then in the cache (sharedBuildEnv); run together, both would compile it.
+//   - Starters before progressive stages: the starter and stage 0 are one tree.
+//   - Mutants last: hundreds of short jobs fill both slots to the end, where one long job
+//     would leave a core idle.
+type phase int
+
+const (
+	phaseTarget phase = iota
+	phaseFlake
+	phaseStarter
+	phaseProgressive
+	phaseOther
+	phaseMutant
+)
