@@ -29,7 +29,7 @@ func (a *app) practiceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := practice.Create(c.Context(), dir, b, h, ch); err != nil {
+			if err := practice.Create(c.Context(), dir, b, h, ch, string(a.p.lang)); err != nil {
 				return a.placeError("place.practice", dir, err, retry)
 			}
 			p := a.p

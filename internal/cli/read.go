@@ -16,28 +16,24 @@ import (
 var readMessages = i18n.Catalog{
 	"read.short": {ZH: "在终端里阅读一章的正文", EN: "read a chapter's text in the terminal"},
 	"read.long": {
-		ZH: "course read NN 显示第 NN 章的正文（docs/NN-<slug>.md）。在终端上用 Markdown 渲染（按终端宽度换行，\n" +
+		ZH: "course read NN 显示第 NN 章的正文：中文是 docs/NN-<slug>.md，英文（--lang en 或英文 locale）是 docs/NN-<slug>.en.md；\n" +
+			"某种语言的正文缺失时，显示另一种语言的正文，并在标准错误上说明。在终端上用 Markdown 渲染（按终端宽度换行，\n" +
 			"使用终端自己的基本颜色，深色、浅色背景都清楚）；输出不是终端、设置了 NO_COLOR、TERM=dumb 或给了 --plain 时，原样输出 Markdown，\n" +
-			"方便用 less、grep 或重定向到文件。\n\n" +
-			"章节正文目前只有中文；英文模式下会先提示这一点，并指向每个 Lab 的英文卡片 labs/N.M.en.md。",
-		EN: "course read NN shows chapter NN's text (docs/NN-<slug>.md). On a terminal it is rendered as Markdown (wrapped to\n" +
-			"the terminal's width, in the terminal's own basic colours, clear on a dark or light background); when the output is not a terminal, NO_COLOR is set,\n" +
-			"TERM=dumb or --plain is given, the Markdown is printed as it is, for less, grep or a file.\n\n" +
-			"Chapter texts are in Chinese only for now; in English mode the command says so first and points to each lab's\n" +
-			"English card, labs/N.M.en.md.",
+			"方便用 less、grep 或重定向到文件。",
+		EN: "course read NN shows chapter NN's text: in Chinese docs/NN-<slug>.md, in English (--lang en or an English locale)\n" +
+			"docs/NN-<slug>.en.md; when the text is missing in one language the other is shown, and stderr says so. On a terminal it\n" +
+			"is rendered as Markdown (wrapped to the terminal's width, in the terminal's own basic colours, clear on a dark or light\n" +
+			"background); when the output is not a terminal, NO_COLOR is set, TERM=dumb or --plain is given, the Markdown is printed\n" +
+			"as it is, for less, grep or a file.",
 	},
 	"read.example": {
 		ZH: "  course read 07\n  course read 07 --plain | less\n  course read 07 --plain > 07.md",
 		EN: "  course read 07\n  course read 07 --plain | less\n  course read 07 --lang en",
 	},
 	"read.flag.plain": {ZH: "原样输出 Markdown，不渲染", EN: "print the Markdown as it is, without rendering"},
-	"read.zh.only": {
-		ZH: "第 %s 章的正文目前只有中文；每个 Lab 都有英文卡片：%s（在练习目录里；创建：course practice %s DIR）。",
-		EN: "Chapter %s's text is in Chinese only for now; every lab has an English card: %s (in your practice directory; create one: course practice %s DIR).",
-	},
-	"read.zh.only.nolabs": {
-		ZH: "第 %s 章的正文目前只有中文。",
-		EN: "Chapter %s's text is in Chinese only for now.",
+	"read.fallback": {
+		ZH: "第 %s 章的正文还没有中文版（%s），下面是英文版。",
+		EN: "Chapter %s's text has no English version yet (%s); showing the Chinese one.",
 	},
 	"read.missing": {
 		ZH: "第 %s 章的正文 %s 不在课程内容中：%v",
@@ -59,13 +55,9 @@ func (a *app) readCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			text, err := fs.ReadFile(b.FS(), ch.Doc)
+			text, err := a.chapterText(b.FS(), ch)
 			if err != nil {
-				return errors.New(a.p.text("read.missing", ch.Number, ch.Doc, err))
-			}
-			if a.p.lang == langEN {
-				// On stderr, so that `course read NN --plain > file` keeps the Markdown clean.
-				fmt.Fprintln(a.stderr, a.chineseOnlyNote(ch))
+				return err
 			}
 			if plain || !a.color {
 				_, err := a.stdout.Write(text)
@@ -81,15 +73,23 @@ func (a *app) readCommand() *cobra.Command {
 	return c
 }
 
-// chineseOnlyNote is the one-line note that the chapter text has no English version yet, with the
-// chapter's English lab cards.
-func (a *app) chineseOnlyNote(ch *manifest.Chapter) string {
-	if len(ch.Labs) == 0 {
-		return a.p.text("read.zh.only.nolabs", ch.Number)
+// chapterText returns ch's text in the output language; when that language has none, the text
+// in the other language, with a note on stderr (not stdout: `course read NN --plain > file`
+// keeps the Markdown clean).
+func (a *app) chapterText(fsys fs.FS, ch *manifest.Chapter) ([]byte, error) {
+	want, other := "zh", "en"
+	if a.p.lang == langEN {
+		want, other = "en", "zh"
 	}
-	cards := "labs/" + ch.Labs[0].ID + ".en.md"
-	if n := len(ch.Labs); n > 1 {
-		cards += " … labs/" + ch.Labs[n-1].ID + ".en.md"
+	text, err := fs.ReadFile(fsys, ch.DocPath(want))
+	if errors.Is(err, fs.ErrNotExist) {
+		if alt, altErr := fs.ReadFile(fsys, ch.DocPath(other)); altErr == nil {
+			fmt.Fprintln(a.stderr, a.p.text("read.fallback", ch.Number, ch.DocPath(want)))
+			return alt, nil
+		}
 	}
-	return a.p.text("read.zh.only", ch.Number, cards, ch.Number)
+	if err != nil {
+		return nil, errors.New(a.p.text("read.missing", ch.Number, ch.DocPath(want), err))
+	}
+	return text, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -43,18 +44,74 @@ func TestReadPrintsPlainMarkdownWhenNotATerminal(t *testing.T) {
 	}
 }
 
-func TestReadInEnglishSaysTheTextIsChinese(t *testing.T) {
-	code, stdout, stderr := runCourse(t, map[string]string{"LANG": "en_US.UTF-8"}, nil, "read", "07")
-	if code != exitOK {
-		t.Fatalf("exit %d, stderr %q", code, stderr)
+// contentWith is the course content with files replaced or added (a nil value hides the file).
+type contentWith map[string][]byte
+
+func (c contentWith) Open(name string) (fs.File, error) {
+	if data, ok := c[name]; ok {
+		if data == nil {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+		}
+		return fstest.MapFS{name: {Data: data}}.Open(name)
 	}
-	want := "Chapter 07's text is in Chinese only for now; every lab has an English card: " +
-		"labs/7.1.en.md … labs/7.5.en.md (in your practice directory; create one: course practice 07 DIR).\n"
-	if diff := cmp.Diff(want, stderr); diff != "" {
-		t.Errorf("stderr (-want +got):\n%s", diff)
+	return course.Content().Open(name)
+}
+
+// runCourseWith is runCourse over content.
+func runCourseWith(t *testing.T, content fs.FS, env map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Run(context.Background(), args, Env{
+		Stdout:  &stdout,
+		Stderr:  &stderr,
+		Getenv:  func(k string) string { return env[k] },
+		Content: content,
+	})
+	return code, stdout.String(), stderr.String()
+}
+
+func TestReadFollowsTheLanguage(t *testing.T) {
+	content := contentWith{
+		"docs/07-agent-loop.md":    []byte("# 中文正文\n"),
+		"docs/07-agent-loop.en.md": []byte("# English text\n"),
 	}
-	if !strings.HasPrefix(stdout, "# Agent Loop") {
-		t.Errorf("stdout starts with %q, want the chapter's heading", stdout[:min(len(stdout), 40)])
+	for _, tt := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"read", "07"}, "# 中文正文\n"},
+		{nil, []string{"--lang", "en", "read", "07"}, "# English text\n"},
+		{map[string]string{"LANG": "en_US.UTF-8"}, []string{"read", "07"}, "# English text\n"},
+		{map[string]string{"LANG": "en_US.UTF-8"}, []string{"--lang", "zh", "read", "07"}, "# 中文正文\n"},
+	} {
+		code, stdout, stderr := runCourseWith(t, content, tt.env, tt.args...)
+		if code != exitOK || stderr != "" || stdout != tt.want {
+			t.Errorf("course %v (env %v): exit %d, stdout %q, stderr %q; want 0, %q and nothing", tt.args, tt.env, code, stdout, stderr, tt.want)
+		}
+	}
+}
+
+func TestReadFallsBackToTheOtherLanguage(t *testing.T) {
+	onlyZH := contentWith{"docs/07-agent-loop.md": []byte("# 中文正文\n"), "docs/07-agent-loop.en.md": nil}
+	code, stdout, stderr := runCourseWith(t, onlyZH, nil, "--lang", "en", "read", "07")
+	if code != exitOK || stdout != "# 中文正文\n" {
+		t.Errorf("English wanted, only Chinese there: exit %d, stdout %q; want 0 and the Chinese text", code, stdout)
+	}
+	if want := "Chapter 07's text has no English version yet (docs/07-agent-loop.en.md); showing the Chinese one.\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	onlyEN := contentWith{"docs/07-agent-loop.md": nil, "docs/07-agent-loop.en.md": []byte("# English text\n")}
+	code, stdout, stderr = runCourseWith(t, onlyEN, nil, "read", "07")
+	if code != exitOK || stdout != "# English text\n" {
+		t.Errorf("Chinese wanted, only English there: exit %d, stdout %q; want 0 and the English text", code, stdout)
+	}
+	if want := "第 07 章的正文还没有中文版（docs/07-agent-loop.md），下面是英文版。\n"; stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+	neither := contentWith{"docs/07-agent-loop.md": nil, "docs/07-agent-loop.en.md": nil}
+	if code, _, stderr := runCourseWith(t, neither, nil, "read", "07"); code == exitOK || !strings.Contains(stderr, "docs/07-agent-loop.md") {
+		t.Errorf("no text at all: exit %d, stderr %q; want a failure naming the text", code, stderr)
 	}
 }
 

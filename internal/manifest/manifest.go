@@ -638,6 +638,16 @@ func (l *Lab) PendingMessage() string {
 	return fmt.Sprintf("Lab %s %s 尚未实现", l.ID, title)
 }
 
+// DocPath returns the path of the chapter's text in lang, relative to the content root: Doc for
+// Chinese ("" or "zh"), and Doc with .md replaced by .<lang>.md otherwise
+// (docs/07-agent-loop.en.md).
+func (c *Chapter) DocPath(lang string) string {
+	if lang == "" || lang == "zh" || c.Doc == "" {
+		return c.Doc
+	}
+	return strings.TrimSuffix(c.Doc, ".md") + "." + lang + ".md"
+}
+
 // CardPath returns the path of the lab card, relative to the root of the course content:
 // "labs/07/7.1.md" for lang "zh" and "labs/07/7.1.en.md" for any other language ("en").
 func (l *Lab) CardPath(lang string) string {

@@ -32,11 +32,12 @@ import (
 
 // Paths inside a practice directory, and of its templates inside the course content.
 const (
-	ProvenancePath   = ".course/practice.json"
-	learningPath     = "LEARNING.md"
-	gitignorePath    = ".gitignore"
-	learningTemplate = "practice/LEARNING.md.tmpl"
-	gitignoreSource  = "practice/gitignore"
+	ProvenancePath     = ".course/practice.json"
+	learningPath       = "LEARNING.md"
+	gitignorePath      = ".gitignore"
+	learningTemplate   = "practice/LEARNING.md.tmpl"
+	learningTemplateEN = "practice/LEARNING.en.md.tmpl"
+	gitignoreSource    = "practice/gitignore"
 )
 
 // Provenance records where a practice directory came from; it is stored in .course/practice.json.
@@ -98,14 +99,15 @@ var ErrNotPractice = errors.New("not inside a practice directory (no " + Provena
 // in place (it may be the shell's current directory). Everything is built in a staging directory
 // inside dir and moved into place at the end without replacing anything, so a failure leaves dir
 // as it was and never touches a file that was there. Errors from writing are *tree.PlaceError.
-func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History, ch *manifest.Chapter) error {
+// lang ("zh" or "en") is the language of the directory's LEARNING.md; the lab cards come in both.
+func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History, ch *manifest.Chapter, lang string) error {
 	if dir == "" {
 		return &tree.PlaceError{Op: tree.OpCheck, Path: dir, Err: tree.ErrNoDir}
 	}
 	if err := checkEmpty(dir); err != nil {
 		return err
 	}
-	files, err := practiceTree(b, h, ch, time.Now().UTC())
+	files, err := practiceTree(b, h, ch, lang, time.Now().UTC())
 	if err != nil {
 		return err
 	}
@@ -143,7 +145,7 @@ func checkEmpty(dir string) error {
 }
 
 // practiceTree returns every file of ch's practice directory except the git repository.
-func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, now time.Time) (tree.Tree, error) {
+func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, lang string, now time.Time) (tree.Tree, error) {
 	if len(ch.Labs) == 0 {
 		return nil, fmt.Errorf("chapter %s has no labs to practise", ch.Number)
 	}
@@ -178,7 +180,7 @@ func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, now
 		}
 	}
 
-	learning, err := renderLearning(content, b.Course(), ch)
+	learning, err := renderLearning(content, b.Course(), ch, lang)
 	if err != nil {
 		return nil, err
 	}
@@ -240,12 +242,18 @@ type learningLab struct {
 	PendingMeaning string // what PendingMessage says, in English
 }
 
-func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]byte, error) {
-	text, err := fs.ReadFile(content, learningTemplate)
+// renderLearning renders LEARNING.md for ch in lang: practice/LEARNING.md.tmpl in Chinese,
+// practice/LEARNING.en.md.tmpl in English.
+func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter, lang string) ([]byte, error) {
+	name := learningTemplate
+	if lang == "en" {
+		name = learningTemplateEN
+	}
+	text, err := fs.ReadFile(content, name)
 	if err != nil {
 		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
 	}
-	tmpl, err := template.New(learningTemplate).Option("missingkey=error").Parse(string(text))
+	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(text))
 	if err != nil {
 		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
 	}

@@ -102,7 +102,7 @@ func TestLab2_2_Width(t *testing.T) { _ = Width("a") }
 		"docs/01-base.md":   file("# 基础\n"),
 		"docs/02-words.md":  file("# 单词\n"),
 	}
-	for _, name := range []string{"go.mod", "go.sum", "practice/LEARNING.md.tmpl", "practice/gitignore"} {
+	for _, name := range []string{"go.mod", "go.sum", "practice/LEARNING.md.tmpl", "practice/LEARNING.en.md.tmpl", "practice/gitignore"} {
 		data, err := fs.ReadFile(course.Content(), name)
 		require.NoError(t, err)
 		fsys[name] = &fstest.MapFile{Data: data}
@@ -152,7 +152,7 @@ func files(t *testing.T, dir string) []string {
 func TestCreate(t *testing.T) {
 	f := newFixture(t, fakeCourse(t))
 	dir := filepath.Join(t.TempDir(), "mine")
-	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch))
+	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch, "zh"))
 
 	starter, err := f.b.Starter(f.ch)
 	require.NoError(t, err)
@@ -180,11 +180,14 @@ func TestCreate(t *testing.T) {
 	}
 
 	learning, _ := os.ReadFile(filepath.Join(dir, "LEARNING.md"))
-	for _, part := range []string{"labs/2.1.md", "go test -run '^TestLab2_1_' .", "go test -run '^TestLab2_2_' .",
-		"Lab 2.1 大写 尚未实现", "course test", "git diff", "Chapter 02 practice: Words"} {
+	for _, part := range []string{"# 第 02 章练习：", "labs/2.1.md", "go test -run '^TestLab2_1_' .", "go test -run '^TestLab2_2_' .",
+		"Lab 2.1 大写 尚未实现", "course test", "git diff", "course --lang en practice 02 DIR"} {
 		if !strings.Contains(string(learning), part) {
 			t.Errorf("LEARNING.md lacks %q:\n%s", part, learning)
 		}
+	}
+	if strings.Contains(string(learning), "Chapter 02 practice") {
+		t.Errorf("a Chinese LEARNING.md holds the English guide too:\n%s", learning)
 	}
 
 	// One commit holding every file, and a clean work tree: `git diff` starts empty.
@@ -241,7 +244,7 @@ func TestCreateIntoEmptyDir(t *testing.T) {
 	dir := t.TempDir()
 	before, err := os.Stat(dir)
 	require.NoError(t, err)
-	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch))
+	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch, "zh"))
 	if root, _, err := practice.Find(dir); err != nil || root != dir {
 		t.Errorf("Find after Create into an empty dir = %s, %v; want %s", root, err, dir)
 	}
@@ -261,7 +264,7 @@ func TestCreateRefusesNonEmptyDir(t *testing.T) {
 	dir := filepath.Join(parent, "busy")
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644))
-	err := practice.Create(context.Background(), dir, f.b, f.h, f.ch)
+	err := practice.Create(context.Background(), dir, f.b, f.h, f.ch, "zh")
 	if err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Fatalf("err = %v, want a not-empty error", err)
 	}
@@ -294,7 +297,7 @@ func TestCreateUnwritableParent(t *testing.T) {
 	// A regular file as the parent fails even for root, who may write to a read-only directory.
 	blocker := filepath.Join(parent, "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
-	if err := practice.Create(context.Background(), filepath.Join(blocker, "p"), f.b, f.h, f.ch); err == nil {
+	if err := practice.Create(context.Background(), filepath.Join(blocker, "p"), f.b, f.h, f.ch, "zh"); err == nil {
 		t.Fatal("Create under a regular file succeeded")
 	}
 	assertOnly(t, parent, "file")
@@ -320,7 +323,7 @@ func TestCreateFailureMidwayLeavesNothing(t *testing.T) {
 	// Create checks ctx before writing and again after writing the files; fail on the second.
 	ctx := &flipCtx{Context: context.Background(), n: 2}
 	parent := t.TempDir()
-	err := practice.Create(ctx, filepath.Join(parent, "p"), f.b, f.h, f.ch)
+	err := practice.Create(ctx, filepath.Join(parent, "p"), f.b, f.h, f.ch, "zh")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
@@ -335,7 +338,7 @@ func TestCreateMissingCard(t *testing.T) {
 	delete(fsys, "labs/02/2.2.en.md")
 	f := newFixture(t, fsys)
 	parent := t.TempDir()
-	err := practice.Create(context.Background(), filepath.Join(parent, "p"), f.b, f.h, f.ch)
+	err := practice.Create(context.Background(), filepath.Join(parent, "p"), f.b, f.h, f.ch, "zh")
 	if err == nil || !strings.Contains(err.Error(), "2.2") {
 		t.Fatalf("err = %v, want an error naming lab 2.2's card", err)
 	}
@@ -399,7 +402,7 @@ func TestCreateEmptyNameRefused(t *testing.T) {
 	dir := t.TempDir()
 	writeUserFiles(t, dir)
 	t.Chdir(dir)
-	err := practice.Create(context.Background(), "", f.b, f.h, f.ch)
+	err := practice.Create(context.Background(), "", f.b, f.h, f.ch, "zh")
 	if !errors.Is(err, tree.ErrNoDir) {
 		t.Fatalf("Create(\"\") = %v, want tree.ErrNoDir", err)
 	}
@@ -424,7 +427,7 @@ func TestCreateCurrentDirCancelledAtEveryStep(t *testing.T) {
 		require.NoError(t, os.Mkdir(dir, 0o755))
 		t.Chdir(dir)
 		ctx := &flipCtx{Context: context.Background(), n: n}
-		err := practice.Create(ctx, ".", f.b, f.h, f.ch)
+		err := practice.Create(ctx, ".", f.b, f.h, f.ch, "zh")
 		want := map[string]string{}
 		for name, data := range userFiles {
 			want[name] = data
@@ -459,7 +462,7 @@ func TestCreateCurrentDirCancelledAtEveryStep(t *testing.T) {
 func TestChangedTestFiles(t *testing.T) {
 	f := newFixture(t, fakeCourse(t))
 	dir := filepath.Join(t.TempDir(), "mine")
-	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch))
+	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch, "zh"))
 	_, prov, err := practice.Find(dir)
 	require.NoError(t, err)
 	var tests []string
@@ -497,4 +500,21 @@ func TestChangedTestFiles(t *testing.T) {
 	check([]string{tests[0]})
 	require.NoError(t, os.WriteFile(file, data, 0o644))
 	check(nil)
+}
+
+func TestCreateInEnglish(t *testing.T) {
+	f := newFixture(t, fakeCourse(t))
+	dir := filepath.Join(t.TempDir(), "mine")
+	require.NoError(t, practice.Create(context.Background(), dir, f.b, f.h, f.ch, "en"))
+	learning, err := os.ReadFile(filepath.Join(dir, "LEARNING.md"))
+	require.NoError(t, err)
+	for _, part := range []string{"# Chapter 02 practice: Words", "## First red light", "labs/2.1.en.md",
+		"go test -run '^TestLab2_1_' .", "`Lab 2.1 大写 尚未实现` (Chinese for: lab 2.1", "course test", "git diff"} {
+		if !strings.Contains(string(learning), part) {
+			t.Errorf("LEARNING.md lacks %q:\n%s", part, learning)
+		}
+	}
+	if strings.Contains(string(learning), "第一次红灯") {
+		t.Errorf("an English LEARNING.md holds the Chinese guide too:\n%s", learning)
+	}
 }
