@@ -77,3 +77,37 @@ func TestCheckCardLanguages(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckTexts(t *testing.T) {
+	ch := &manifest.Chapter{Number: "07", Doc: "docs/07-loop.md"}
+	zh := "# 循环\n\n见 [第 06 章](06-tool.md)。\n\n## 实践 7.1\n\n```go\nx := 1\n```\n"
+	en := "# The loop\n\nSee [chapter 06](06-tool.en.md).\n\n## Lab 7.1\n\n```go\nx := 1\n```\n"
+	fsys := fstest.MapFS{
+		"docs/07-loop.md":    {Data: []byte(zh)},
+		"docs/07-loop.en.md": {Data: []byte(en)},
+		"docs/06-tool.md":    {Data: []byte("# 工具\n")},
+		"docs/06-tool.en.md": {Data: []byte("# Tools\n")},
+	}
+	if c := checkTexts(fsys, ch); !c.OK {
+		t.Errorf("a pair in step: %s", c.Detail)
+	}
+
+	fsys["docs/07-loop.en.md"] = &fstest.MapFile{Data: []byte(strings.Replace(en, "x := 1", "x := 2", 1))}
+	c := checkTexts(fsys, ch)
+	if want := `section 2 (docs/07-loop.md line 5 "实践 7.1", docs/07-loop.en.md line 5 "Lab 7.1"): code block 1 differs: line 1: "x := 1", "x := 2"`; c.OK || c.Detail != want {
+		t.Errorf("a code block changed in one text: %+v, want the detail %q", c, want)
+	}
+
+	delete(fsys, "docs/06-tool.en.md")
+	fsys["docs/07-loop.en.md"] = &fstest.MapFile{Data: []byte(en)}
+	c = checkTexts(fsys, ch)
+	if want := `docs/07-loop.en.md line 1: the link "06-tool.en.md" does not resolve`; c.OK || c.Detail != want {
+		t.Errorf("a link that does not resolve: %+v, want the detail %q", c, want)
+	}
+
+	delete(fsys, "docs/07-loop.en.md")
+	c = checkTexts(fsys, ch)
+	if c.OK || !strings.HasPrefix(c.Detail, "docs/07-loop.en.md is missing") {
+		t.Errorf("no English text: %+v, want a failure naming docs/07-loop.en.md", c)
+	}
+}

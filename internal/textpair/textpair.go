@@ -40,8 +40,9 @@ type Section struct {
 	Links []string
 }
 
-// labID finds a lab named in prose: "Lab 7.1", "lab 10.2", "Labs 7.1".
-var labID = regexp.MustCompile(`(?i)\blabs?\s*(\d{1,2}\.\d{1,2})\b`)
+// labID finds a lab named in prose: "Lab 7.1", "lab 10.2", "Labs 7.1", and in Chinese texts
+// "实践 1.1" (a lab box's title) too.
+var labID = regexp.MustCompile(`(?i)(?:\blabs?|实践)\s*(\d{1,2}\.\d{1,2})\b`)
 
 // Parse returns the outline of a Markdown text.
 func Parse(src []byte) Outline {

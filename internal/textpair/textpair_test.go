@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-const zhText = "# 第一章\n\n导言，见 [第二章](02-next.md)。\n\n## 做法\n\nLab 1.1 要求：\n\n```go\nfmt.Println(\"你好\")\n```\n\n### 细节\n\n见 Lab 1.2。\n"
+const zhText = "# 第一章\n\n导言，见 [第二章](02-next.md)。\n\n## 做法\n\nLab 1.1 要求：\n\n```go\nfmt.Println(\"你好\")\n```\n\n### 细节\n\n见实践 1.2。\n"
 
 const enText = "# Chapter one\n\nIntroduction; see [chapter two](02-next.en.md).\n\n## How\n\nLab 1.1 asks:\n\n```go\nfmt.Println(\"你好\")\n```\n\n### Details\n\nSee lab 1.2.\n"
 
