@@ -121,7 +121,9 @@ labs:
 		"solutions/tinypi/show.go":           file("package tinypi\n\n// Show shows.\nfunc Show() string { return \"shown\" }\n"),
 		"solutions/tinypi/ch00_show_test.go": file("package tinypi\n\nimport \"testing\"\n\nfunc TestLab0_1_Show(t *testing.T) {\n\tif Show() != \"shown\" {\n\t\tt.Error(\"not shown\")\n\t}\n}\n"),
 		"docs/01-calc.md":                    file("# 计算\n"),
+		"docs/01-calc.en.md":                 file("# Calculate\n"),
 		"docs/00-show.md":                    file("# 展示\n"),
+		"docs/00-show.en.md":                 file("# Show\n"),
 		"labs/01/1.1.md":                     file("# Lab 1.1\n\n## 提示\n\n加法。\n"),
 		"labs/01/1.1.en.md":                  file("# Lab 1.1\n\n## Hint\n\nAdd.\n"),
 		"labs/01/1.2.md":                     file("# Lab 1.2\n\n## 提示\n\n加倍。\n"),
@@ -212,6 +214,8 @@ func TestRunFakeCourse(t *testing.T) {
 		"01 " + parentCheck:    true,
 		"00 " + regionsCheck:   true,
 		"00 " + markersCheck:   true,
+		"01 texts: docs/01-calc.md and docs/01-calc.en.md agree in structure (headings, code blocks, labs, links)": true,
+		"00 texts: docs/00-show.md and docs/00-show.en.md agree in structure (headings, code blocks, labs, links)": true,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
@@ -220,7 +224,7 @@ func TestRunFakeCourse(t *testing.T) {
 		t.Errorf("OK() = false, want true; output:\n%s", out)
 	}
 	if !strings.Contains(out, "01 ✓ mutant minus: compiles and lab 1.1 catches it\n") ||
-		!strings.HasSuffix(out, "24 checks, 0 failed\n") {
+		!strings.HasSuffix(out, "26 checks, 0 failed\n") {
 		t.Errorf("output lacks a check line or the summary:\n%s", out)
 	}
 }
@@ -259,6 +263,7 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"01 " + regionsCheck:   true,
 		"01 " + markersCheck:   true,
 		"01 " + parentCheck:    true,
+		"01 texts: docs/01-calc.md and docs/01-calc.en.md agree in structure (headings, code blocks, labs, links)": true,
 	}
 	if diff := cmp.Diff(want, outcomes(res)); diff != "" {
 		t.Errorf("checks (-want +got):\n%s\noutput:\n%s", diff, out)
@@ -274,7 +279,7 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"labs/01/1.2.en.md is missing",
 		"lab 1.2 has no en card",
 		"signatures of chapter 01 are stale",
-		"16 checks, 7 failed",
+		"17 checks, 7 failed",
 	} {
 		if !strings.Contains(out, detail) {
 			t.Errorf("output lacks %q:\n%s", detail, out)
