@@ -14,7 +14,8 @@ var (
 	// ErrAgentBusy: a run is active, so the agent cannot start another one or be reset.
 	ErrAgentBusy = errors.New("tinypi: agent is busy: a run is active")
 	// ErrAgentIdle: no run can take a steering or follow-up message (none is active, or the
-	// active one has already decided to stop). Start a run with Prompt instead.
+	// active one has already decided to stop: its final poll found both queues empty). Start a
+	// run with Prompt instead.
 	ErrAgentIdle = errors.New("tinypi: agent is idle: no run can take the message")
 	// ErrNothingToContinue: Continue needs a transcript that ends with a user message or a tool
 	// result, something the model has not answered yet.
@@ -63,10 +64,18 @@ type AgentOptions struct {
 // and return at once; WaitForIdle waits for it and for the delivery of its events. Model
 // trouble never comes back as an error: it ends the run with an assistant message whose stop
 // reason is error, and State().LastError says why.
+//
+// No accepted message is lost silently: a message Steer or FollowUp accepted (returned nil for)
+// either enters the run's transcript or, when the run ends without taking it, is listed in
+// that run's run_end (RunEndEvent.Dropped) and in State().Dropped. A run that ends with stop
+// has taken every message it accepted.
 type Agent struct {
 	opts AgentOptions
 
-	mu          sync.Mutex
+	// mu guards every field below. It is a sync.Locker, set by NewAgent to a *sync.Mutex, so
+	// that the chapter's tests can act at the exact moment it is released (the moment a run
+	// decides to stop is one of them); the agent uses it like any mutex.
+	mu          sync.Locker
 	state       AgentState         // folded from the events by ReduceAgentState
 	lastRunID   int                // ids are never reused, also across Reset
 	cancel      context.CancelFunc // cancels the active run; nil when none
@@ -105,7 +114,7 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 		return nil, errors.New("tinypi: NewAgent: set Messages or Session, not both: with a session the transcript is the log's")
 	}
 	//chapter:end
-	a := &Agent{opts: opts}
+	a := &Agent{opts: opts, mu: new(sync.Mutex)}
 	a.steering.mode, a.followUp.mode = opts.SteeringMode, opts.FollowUpMode
 	a.state = AgentState{
 		SystemPrompt: opts.SystemPrompt,
@@ -185,16 +194,18 @@ func continuable(messages []Message) bool {
 	return len(messages) > 0 && messages[len(messages)-1].MessageRole() != RoleAssistant
 }
 
-// Steer queues m for the active run: it is appended after the current tool batch (or the
-// current answer) and before the next model request. Without a run that can take it, Steer
-// fails with ErrAgentIdle.
+// Steer queues m for the active run: it is appended before the next model request (after the
+// current tool batch, or after the current answer). A message queued before the run's first
+// request (by a subscriber at run_start, say) is in that request. Without a run that can take
+// it, Steer fails with ErrAgentIdle; a run that ends without taking it reports it in run_end's
+// Dropped.
 func (a *Agent) Steer(m Message) error {
 	return a.enqueue(&a.steering, m)
 }
 
 // FollowUp queues m for the active run: it is appended only when the run would otherwise stop,
 // and the run goes on with it. Without a run that can take it, FollowUp fails with
-// ErrAgentIdle.
+// ErrAgentIdle; a run that ends without taking it reports it in run_end's Dropped.
 func (a *Agent) FollowUp(m Message) error {
 	return a.enqueue(&a.followUp, m)
 }
@@ -247,7 +258,9 @@ func (a *Agent) takeSteering() []Message {
 
 // takeFollowUp is the run's FollowUp hook, asked when the run would stop. A steering message
 // that arrived since the last poll goes first. When both queues are empty the run stops, so
-// from here on Steer and FollowUp refuse: nothing would take their messages.
+// from here on Steer and FollowUp refuse: nothing would take their messages. Finding the
+// queues empty and closing them happen under one hold of the lock: a Steer between the two
+// would be accepted and never taken.
 func (a *Agent) takeFollowUp() []Message {
 	//lab:begin 9.3
 	a.mu.Lock()
@@ -302,19 +315,39 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelFunc, id int, tran
 	}
 	//chapter:end
 	a.mu.Lock()
-	a.endRunLocked()
+	end.Dropped = a.endRunLocked()
 	a.publishLocked(end)
 	a.mu.Unlock()
 	a.deliver()
 }
 
-// endRunLocked forgets the active run: what is still queued can never be taken, so it is
-// dropped (after an error or an abort; a run that stopped normally took everything).
-func (a *Agent) endRunLocked() {
+// endRunLocked forgets the active run and empties its queues. It returns what they still held,
+// the messages the run accepted and never took (it failed, was aborted, or reached MaxSteps or a
+// length stop): steering first, then follow-ups, each oldest first; nil when both are empty.
+// The caller reports them in run_end's Dropped, so that none is lost without a trace, and the
+// next run starts with empty queues.
+func (a *Agent) endRunLocked() (dropped []Message) {
 	a.cancel = nil
 	//lab:begin 9.4
+	dropped = slices.Concat(a.steering.items, a.followUp.items)
 	a.steering.items, a.followUp.items = nil, nil
+	return dropped
 	//lab:stub
+	//	return nil
+	//lab:end
+}
+
+// Abort cancels the active run, if any, and returns without waiting, also when called from a
+// subscriber: the run ends aborted, every tool call in it still gets its result, and what its
+// queues still hold is reported in run_end's Dropped. With no active run it does nothing (the
+// next run is not affected). Use WaitForIdle to wait for the end.
+func (a *Agent) Abort() {
+	//lab:begin 9.4
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cancel != nil {
+		a.cancel()
+	}
 	//lab:end
 }
 
@@ -369,19 +402,6 @@ func failedStream(msg string) *AssistantStream {
 	//lab:end
 }
 
-// Abort cancels the active run, if any, and returns without waiting: the run ends aborted,
-// every tool call in it still gets its result, and its queues are dropped. Use WaitForIdle to
-// wait for the end.
-func (a *Agent) Abort() {
-	//lab:begin 9.4
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cancel != nil {
-		a.cancel()
-	}
-	//lab:end
-}
-
 // WaitForIdle waits until no run is active and every event has reached every subscriber, or
 // ctx ends (it then returns ctx's error). Never call it from a subscriber.
 func (a *Agent) WaitForIdle(ctx context.Context) error {
@@ -403,9 +423,9 @@ func (a *Agent) WaitForIdle(ctx context.Context) error {
 	//lab:end
 }
 
-// Reset clears the transcript, the last error and the recorded subscriber panics; system
-// prompt, model, tools and subscribers stay, and run ids go on from where they were. While a
-// run is active it fails with ErrAgentBusy.
+// Reset clears the transcript, the last error, the dropped messages and the recorded
+// subscriber panics; system prompt, model, tools and subscribers stay, and run ids go on from
+// where they were. While a run is active it fails with ErrAgentBusy.
 func (a *Agent) Reset() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -417,16 +437,19 @@ func (a *Agent) Reset() error {
 		return errors.New("tinypi: Reset: the session log is append-only; fork it at a turn boundary or start a new session")
 	}
 	//chapter:end
-	a.state.Messages, a.state.LastError, a.state.SubscriberErrors = nil, "", nil
+	a.state.Messages, a.state.LastError, a.state.Dropped, a.state.SubscriberErrors = nil, "", nil, nil
 	return nil
 }
 
 // Subscribe registers fn for every event published from now on and returns the function that
 // removes exactly this subscription (calling it again does nothing). Events reach the
-// subscribers one at a time, in the order they happened, each event to every subscriber before
-// the next; an event raised inside a subscriber (it calls Prompt, say) is delivered after the
-// current one. A subscriber that panics is recorded in State().SubscriberErrors; the others
-// still get the event.
+// subscribers one at a time (never two subscriber calls at once), in the order they happened,
+// each event to every subscriber before the next; an event raised inside a subscriber (it calls
+// Prompt, say) is delivered after the current one. Each event goes to the subscriptions that
+// exist when its delivery begins, all of them: one added during the delivery gets the next
+// event first, and one removed during it still gets this event and no later one. Every
+// subscriber gets its own deep copy of every event. A subscriber that panics is recorded in
+// State().SubscriberErrors; the others still get the event.
 func (a *Agent) Subscribe(fn func(AgentEvent)) (unsubscribe func()) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -472,9 +495,13 @@ func (a *Agent) settleLocked() {
 	}
 }
 
-// deliver hands the queued events to the subscribers, in order. Only one goroutine delivers at
-// a time: a call that finds another delivery under way (on another goroutine, or further up its
-// own stack, inside a subscriber) leaves its events to that one and returns.
+// deliver hands the queued events to the subscribers, in order, one subscriber call at a time,
+// each subscriber with its own deep copy of each event: a subscriber that changes an event's
+// messages changes nothing that the subscribers after it, the state or the run see. Each event
+// goes to the subscriptions that exist when its delivery begins (a copy of the list). Only one
+// goroutine delivers at a time: a call that finds another delivery under way (on another
+// goroutine, or further up its own stack, inside a subscriber) leaves its events to that one and
+// returns.
 func (a *Agent) deliver() {
 	//lab:begin 9.5
 	a.mu.Lock()
@@ -489,7 +516,7 @@ func (a *Agent) deliver() {
 		subscribers := slices.Clone(a.subscribers)
 		a.mu.Unlock()
 		for _, s := range subscribers {
-			a.callSubscriber(s, e)
+			a.callSubscriber(s, cloneAgentEvent(e))
 		}
 		a.mu.Lock()
 	}
@@ -517,9 +544,8 @@ func (a *Agent) deliver() {
 	//lab:end
 }
 
-// callSubscriber gives one subscriber its own copy of e; a panic is recorded, not passed on.
-// The copy keeps a subscriber that changes an event's messages from changing what the
-// subscribers after it see.
+// callSubscriber calls one subscriber with e, which is that subscriber's own copy; a panic is
+// recorded, not passed on.
 func (a *Agent) callSubscriber(s subscriber, e AgentEvent) {
 	//lab:begin 9.5
 	defer func() {
@@ -529,7 +555,7 @@ func (a *Agent) callSubscriber(s subscriber, e AgentEvent) {
 			a.mu.Unlock()
 		}
 	}()
-	s.fn(cloneAgentEvent(e))
+	s.fn(e)
 	//lab:stub
 	//	defer func() {
 	//		if p := recover(); p != nil {

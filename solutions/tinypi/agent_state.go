@@ -32,6 +32,11 @@ type RunEndEvent struct {
 	Messages []Message
 	// Error says why a run ended with error or aborted; empty otherwise.
 	Error string
+	// Dropped holds the messages Steer and FollowUp accepted for this run that it never took:
+	// steering first, then follow-ups, each oldest first. Only a run that did not end with stop
+	// can leave any (it failed, was aborted, or reached MaxSteps or a length stop); nil when
+	// the run took everything it accepted. The next run does not see them.
+	Dropped []Message
 }
 
 // cloneAgentEvent copies the messages an event carries, so that every subscriber gets its own.
@@ -49,6 +54,7 @@ func cloneAgentEvent(e AgentEvent) AgentEvent {
 		return e
 	case RunEndEvent:
 		e.Messages = CloneMessages(e.Messages)
+		e.Dropped = CloneMessages(e.Dropped)
 		return e
 	}
 	return e
@@ -89,8 +95,12 @@ type AgentState struct {
 	Streaming *AssistantMessage
 	// PendingToolCalls are the calls that started and have not ended, in start order.
 	PendingToolCalls []ToolCall
-	// LastError is why the last run ended with error or aborted; empty after any other end.
+	// LastError is why the last run ended with error or aborted; empty after any other end, and
+	// while a run is active.
 	LastError string
+	// Dropped is what the last run accepted through Steer and FollowUp and never took (its
+	// run_end's Dropped); nil while a run is active and after a run that took everything.
+	Dropped []Message
 	// SubscriberErrors records every panic of a subscriber, oldest first.
 	SubscriberErrors []string
 }
@@ -106,6 +116,7 @@ func (s AgentState) Clone() AgentState {
 		out.Streaming = &streaming
 	}
 	out.PendingToolCalls = slices.Clone(s.PendingToolCalls)
+	out.Dropped = CloneMessages(s.Dropped)
 	out.SubscriberErrors = slices.Clone(s.SubscriberErrors)
 	return out
 	//lab:stub
@@ -118,6 +129,11 @@ func (s AgentState) Clone() AgentState {
 // may be reduced along two paths. An event of another run than s.RunID is ignored, except a
 // run_start of a newer run, which begins it: a late event of an older run cannot change the
 // state of the current one.
+//
+// run_start begins from a clean slate: its transcript, nothing streaming or pending, no
+// LastError and no Dropped left from the run before. run_end closes the run whatever was in
+// progress: nothing streams or is pending after it, LastError is its Error and Dropped its
+// Dropped.
 func ReduceAgentState(s AgentState, e AgentEvent) AgentState {
 	//lab:begin 9.1
 	if start, ok := e.(RunStartEvent); ok {
@@ -126,7 +142,9 @@ func ReduceAgentState(s AgentState, e AgentEvent) AgentState {
 		}
 		s.RunID, s.Running = start.RunID, true
 		s.Messages = CloneMessages(start.Messages)
-		s.Streaming, s.PendingToolCalls, s.LastError = nil, nil, ""
+		s.Streaming, s.PendingToolCalls = nil, nil
+		s.LastError = ""
+		s.Dropped = nil
 		return s
 	}
 	if e.Run() != s.RunID {
@@ -138,7 +156,10 @@ func ReduceAgentState(s AgentState, e AgentEvent) AgentState {
 		if e.Messages != nil {
 			s.Messages = CloneMessages(e.Messages)
 		}
-		s.Streaming, s.PendingToolCalls, s.LastError = nil, nil, e.Error
+		s.Streaming = nil
+		s.PendingToolCalls = nil
+		s.LastError = e.Error
+		s.Dropped = CloneMessages(e.Dropped)
 	case RunLoopEvent:
 		s = reduceLoopEvent(s, e.Event)
 	}

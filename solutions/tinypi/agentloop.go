@@ -69,9 +69,12 @@ type AgentLoopOptions struct {
 	// follows it, not even a late progress report of a tool.
 	OnEvent func(LoopEvent)
 	//chapter:begin 09
-	// Steering, when set, is polled after every tool batch and whenever the model answered
-	// without asking for tools. The messages it returns are appended, each reported by a
-	// QueuedMessageEvent, before the next model request; the calls of the batch have all run.
+	// Steering, when set, is polled once before each model request: before the first one (so
+	// what was queued before the run started is in it), after every tool batch (unless the run
+	// ends because it was cancelled), and whenever the model answered without asking for tools.
+	// The messages it returns are appended, each reported by a QueuedMessageEvent, before the
+	// next model request; the calls of the batch have all run. A message taken after the last
+	// allowed request stays in the transcript of the run that ends at MaxSteps.
 	Steering func() []Message
 	// FollowUp, when set, is polled only when the run would otherwise stop (the model answered
 	// without tools and Steering had nothing). Its messages are appended and the run goes on.
@@ -191,6 +194,11 @@ func RunAgentLoop(ctx context.Context, opts AgentLoopOptions) (AgentRunResult, e
 		if result, done := run.stopBeforeRequest(ctx, steps); done {
 			return result, nil
 		}
+		//chapter:begin 09
+		if steps == 1 {
+			run.takeSteering() // what was queued before the first request goes into it
+		}
+		//chapter:end
 		assistant := run.collectModelTurn(ctx)
 		if result, done := run.afterTurn(ctx, assistant, steps); done {
 			return result, nil

@@ -9,7 +9,13 @@ package tinypi
 //	go test -run '^TestLab9_5_' .   订阅者
 //
 // The tests synchronise only on what the agent reports (events, its model's and tools' calls,
-// channels they close), never on time.
+// channels they close, the moments its lock is released), never on time. A few run in a
+// synctest bubble, where synctest.Wait returns once every other goroutine of the test is
+// blocked: that is how they tell "has not happened yet" from "cannot happen" (a WaitForIdle
+// that returned too early, an Abort that waits, two subscribers called at once).
+//
+// A failure's first line says what was observed, with the value it should have had: two
+// different mistakes give two different first lines.
 
 import (
 	"context"
@@ -17,8 +23,10 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -74,6 +82,53 @@ func ch09Lines(messages []Message) []string {
 	return out
 }
 
+// ch09Blocks renders content blocks with everything they say: a text as it is, a tool call as
+// call:ID, joined by "|".
+func ch09Blocks(content []ContentBlock) string {
+	var parts []string
+	for _, b := range content {
+		switch b := b.(type) {
+		case TextContent:
+			parts = append(parts, b.Text)
+		case ToolCall:
+			parts = append(parts, "call:"+b.ID)
+		default:
+			parts = append(parts, b.BlockType())
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+// ch09Full renders a message with all its content: "user:你好", "assistant:我先查一下。|call:c1",
+// "toolResult:ok".
+func ch09Full(m Message) string {
+	switch m := m.(type) {
+	case UserMessage:
+		return "user:" + ch09Blocks(m.Content)
+	case AssistantMessage:
+		return "assistant:" + ch09Blocks(m.Content)
+	case ToolResultMessage:
+		return "toolResult:" + ch09Blocks(m.Content)
+	}
+	return fmt.Sprintf("unknown:%T", m)
+}
+
+func ch09FullAll(messages []Message) string {
+	var out []string
+	for _, m := range messages {
+		out = append(out, ch09Full(m))
+	}
+	return strings.Join(out, " / ")
+}
+
+// ch09At returns the i-th of a model's requests, as lines; nil when there are fewer.
+func ch09At(requests [][]string, i int) []string {
+	if i < len(requests) {
+		return requests[i]
+	}
+	return nil
+}
+
 // ch09Model is a model whose n-th response (from 0) is made by respond. It records every
 // request. respond runs inside Stream, so it may panic or return nil, as a broken model would.
 type ch09Model struct {
@@ -96,6 +151,15 @@ func (m *ch09Model) requestLines() [][]string {
 	defer m.mu.Unlock()
 	var out [][]string
 	for _, r := range m.requests {
+		out = append(out, ch09Lines(r.Messages))
+	}
+	return out
+}
+
+// ch09RequestLines are a scripted model's requests, as lines.
+func ch09RequestLines(m *ScriptedModel) [][]string {
+	var out [][]string
+	for _, r := range m.Requests() {
 		out = append(out, ch09Lines(r.Messages))
 	}
 	return out
@@ -131,6 +195,20 @@ func ch09Held(ctx context.Context, partial string, started func(), release <-cha
 	return s
 }
 
+// ch09WaitTool returns an executor whose calls report on started and wait for release (result
+// "完成") or for ctx (result "已取消", an error).
+func ch09WaitTool(started chan<- string, release <-chan struct{}) ToolExecutor {
+	return func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+		started <- call.ID
+		select {
+		case <-release:
+			return ToolResultMessage{Content: []ContentBlock{Text("完成")}}, nil
+		case <-ctx.Done():
+			return ToolResultMessage{Content: []ContentBlock{Text("已取消")}, IsError: true}, nil
+		}
+	}
+}
+
 // --- observing an agent ----------------------------------------------------------------------
 
 // ch09Recorder is a subscriber that keeps every event it gets, as short strings such as
@@ -162,7 +240,7 @@ func (rec *ch09Recorder) kinds() []string {
 func (rec *ch09Recorder) runKinds() []string {
 	var out []string
 	for _, k := range rec.kinds() {
-		if len(k) < len("model_event") || k[:len("model_event")] != "model_event" {
+		if !strings.HasPrefix(k, "model_event") {
 			out = append(out, k)
 		}
 	}
@@ -176,9 +254,18 @@ func ch09Kind(e AgentEvent) string {
 	case RunEndEvent:
 		return fmt.Sprintf("run_end:%s#%d", e.Reason, e.RunID)
 	case RunLoopEvent:
-		return fmt.Sprintf("%s#%d", ch07Kind(e.Event), e.RunID)
+		return fmt.Sprintf("%s#%d", ch09LoopKind(e.Event), e.RunID)
 	}
 	return fmt.Sprintf("unknown:%T", e)
+}
+
+// ch09LoopKind is chapter 07's short form of a loop event, plus the event chapter 09 adds:
+// "queued_message:user:转向".
+func ch09LoopKind(e LoopEvent) string {
+	if q, ok := e.(QueuedMessageEvent); ok {
+		return "queued_message:" + ch09Line(q.Message)
+	}
+	return ch07Kind(e)
 }
 
 // ch09Settle waits until a is idle and returns its state. A lab that is still a stub may have
@@ -210,6 +297,61 @@ func ch09Pending(t *testing.T, st AgentState) {
 			t.Fatal(msg)
 		}
 	}
+}
+
+// ch09PendingErr fails the test with a lab's pending message found in err (a stub's panic that
+// ch09Go or ch09Try turned into an error).
+func ch09PendingErr(t *testing.T, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if msg := labPendingRE.FindString(err.Error()); msg != "" {
+		t.Fatal(msg)
+	}
+}
+
+// ch09Try calls f and turns a panic (a stub) into an error holding its value.
+func ch09Try(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return f()
+}
+
+// ch09Go runs f on a new goroutine; the channel receives f's error (or its panic, see ch09Try)
+// once f returns.
+func ch09Go(f func() error) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- ch09Try(f) }()
+	return done
+}
+
+// ch09NoPanic calls f and fails the test if it panics: with the lab's pending message for a
+// stub, with what panicked otherwise.
+func ch09NoPanic(t *testing.T, what string, f func()) {
+	t.Helper()
+	if err := ch09Try(func() error { f(); return nil }); err != nil {
+		ch09PendingErr(t, err)
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// ch09Bubble runs f in a synctest bubble, where synctest.Wait returns once every other
+// goroutine of the bubble is blocked (on a channel, a sync.Cond, a WaitGroup). A deadlock
+// becomes a test failure instead of a crash.
+func ch09Bubble(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	ignore := goleak.IgnoreCurrent()
+	defer func() {
+		if p := recover(); p != nil {
+			failOnPanic(t, p)
+		}
+		goleak.VerifyNone(t, ignore)
+	}()
+	synctest.Test(t, f)
 }
 
 // ch09Parallel calls f(0..n-1) on n goroutines at once and waits for all of them. A panic in f
@@ -250,9 +392,33 @@ func ch09Signal(ch chan struct{}) func() {
 	return func() { once.Do(func() { close(ch) }) }
 }
 
+// ch09Ends is a subscriber that keeps every run_end.
+type ch09Ends struct {
+	mu   sync.Mutex
+	ends []RunEndEvent
+}
+
+func (c *ch09Ends) on(e AgentEvent) {
+	if end, ok := e.(RunEndEvent); ok {
+		c.mu.Lock()
+		c.ends = append(c.ends, end)
+		c.mu.Unlock()
+	}
+}
+
+// last returns the last run_end so far; the zero event when there is none.
+func (c *ch09Ends) last() RunEndEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.ends) == 0 {
+		return RunEndEvent{}
+	}
+	return c.ends[len(c.ends)-1]
+}
+
 // --- Lab 9.1 state and pure reducer ----------------------------------------------------------
 
-// ch09Summary is the part of a state the reducer test compares.
+// ch09Summary is the part of a state the reducer tests compare.
 type ch09Summary struct {
 	RunID     int
 	Running   bool
@@ -260,6 +426,7 @@ type ch09Summary struct {
 	Streaming string
 	Pending   []string
 	LastError string
+	Dropped   []string
 }
 
 func ch09Summarise(s AgentState) ch09Summary {
@@ -270,7 +437,43 @@ func ch09Summarise(s AgentState) ch09Summary {
 	for _, c := range s.PendingToolCalls {
 		out.Pending = append(out.Pending, c.ID)
 	}
+	for _, m := range s.Dropped {
+		out.Dropped = append(out.Dropped, ch09Line(m))
+	}
 	return out
+}
+
+// ch09StateDiff names every field of got that differs from want, with both values, on one
+// line ("LastError = "x", want """); empty when they agree.
+func ch09StateDiff(want, got ch09Summary) string {
+	var diffs []string
+	if got.RunID != want.RunID {
+		diffs = append(diffs, fmt.Sprintf("RunID = %d, want %d", got.RunID, want.RunID))
+	}
+	if got.Running != want.Running {
+		diffs = append(diffs, fmt.Sprintf("Running = %v, want %v", got.Running, want.Running))
+	}
+	if !slices.Equal(got.Messages, want.Messages) {
+		diffs = append(diffs, fmt.Sprintf("Messages = %q, want %q", got.Messages, want.Messages))
+	}
+	if got.Streaming != want.Streaming {
+		diffs = append(diffs, fmt.Sprintf("Streaming = %q, want %q", got.Streaming, want.Streaming))
+	}
+	if !slices.Equal(got.Pending, want.Pending) {
+		diffs = append(diffs, fmt.Sprintf("PendingToolCalls = %q, want %q", got.Pending, want.Pending))
+	}
+	if got.LastError != want.LastError {
+		diffs = append(diffs, fmt.Sprintf("LastError = %q, want %q", got.LastError, want.LastError))
+	}
+	if !slices.Equal(got.Dropped, want.Dropped) {
+		diffs = append(diffs, fmt.Sprintf("Dropped = %q, want %q", got.Dropped, want.Dropped))
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// ch09Plus returns a new slice: lines followed by more.
+func ch09Plus(lines []string, more ...string) []string {
+	return append(slices.Clone(lines), more...)
 }
 
 func TestLab9_1_状态与纯归约_Reducer(t *testing.T) {
@@ -284,64 +487,88 @@ func TestLab9_1_状态与纯归约_Reducer(t *testing.T) {
 
 	left := reduce(base, RunLoopEvent{RunID: 1, Event: AssistantMessageEvent{Message: ch09Answer("甲")}})
 	right := reduce(base, RunLoopEvent{RunID: 1, Event: AssistantMessageEvent{Message: ch09Answer("乙")}})
-	if diff := cmp.Diff([]string{"user:你好", "assistant/stop:甲"}, ch09Lines(left.Messages)); diff != "" {
-		t.Fatalf("the reducer is not pure: reducing the same state along a second path changed the first result's transcript (-want +got):\n%s", diff)
+	if got, want := ch09Lines(left.Messages), []string{"user:你好", "assistant/stop:甲"}; !slices.Equal(got, want) {
+		t.Fatalf("the reducer is not pure: reducing the same state a second time (乙) made the first result's transcript %q, want %q", got, want)
 	}
-	if diff := cmp.Diff([]string{"user:你好", "assistant/stop:乙"}, ch09Lines(right.Messages)); diff != "" {
-		t.Fatalf("second path's transcript (-want +got):\n%s", diff)
+	if got, want := ch09Lines(right.Messages), []string{"user:你好", "assistant/stop:乙"}; !slices.Equal(got, want) {
+		t.Fatalf("the second result's transcript = %q, want %q", got, want)
 	}
 	if got := ch09Lines(base.Messages); !slices.Equal(got, []string{"user:你好"}) {
-		t.Fatalf("the reducer changed its input state: transcript is now %v", got)
+		t.Fatalf("the reducer changed its input state: its transcript is now %q", got)
 	}
 
 	// Run 2 begins; an old run_start and late events of run 1 must not touch it.
 	s := reduce(left, RunEndEvent{RunID: 1, Reason: RunStop, Messages: left.Messages})
 	s = reduce(s, RunStartEvent{RunID: 2, Messages: append(CloneMessages(s.Messages), UserText("再来"))})
-	run2 := ch09Summary{RunID: 2, Running: true, Messages: []string{"user:你好", "assistant/stop:甲", "user:再来"}}
-	if diff := cmp.Diff(run2, ch09Summarise(s)); diff != "" {
-		t.Fatalf("state after run_start#2 (-want +got):\n%s", diff)
+	run2 := []string{"user:你好", "assistant/stop:甲", "user:再来"}
+	started2 := ch09Summary{RunID: 2, Running: true, Messages: run2}
+	if diff := ch09StateDiff(started2, ch09Summarise(s)); diff != "" {
+		t.Fatalf("state after run_start#2: %s", diff)
 	}
-	if diff := cmp.Diff(run2, ch09Summarise(reduce(s, RunStartEvent{RunID: 1, Messages: []Message{UserText("旧的")}}))); diff != "" {
-		t.Errorf("a run_start of the older run 1 changed the state of run 2 (-want +got):\n%s", diff)
+	if diff := ch09StateDiff(started2, ch09Summarise(reduce(s, RunStartEvent{RunID: 1, Messages: []Message{UserText("旧的")}}))); diff != "" {
+		t.Errorf("a run_start of the older run 1 changed the state of run 2: %s", diff)
 	}
 	for _, late := range []AgentEvent{
 		RunLoopEvent{RunID: 1, Event: AssistantMessageEvent{Message: ch09Answer("迟到")}},
 		RunLoopEvent{RunID: 1, Event: ModelEvent{Event: StartEvent{}}},
 		RunEndEvent{RunID: 1, Reason: RunAborted, Error: "旧的错误"},
 	} {
-		if diff := cmp.Diff(run2, ch09Summarise(reduce(s, late))); diff != "" {
-			t.Errorf("a late %s of run 1 changed the state of run 2 (-want +got):\n%s", late.EventType(), diff)
+		if diff := ch09StateDiff(started2, ch09Summarise(reduce(s, late))); diff != "" {
+			t.Errorf("a late %s of run 1 changed the state of run 2: %s", late.EventType(), diff)
 		}
 	}
 
-	// One turn of run 2: the streaming message, the pending calls, the transcript.
-	steps := []struct {
-		event AgentEvent
-		want  ch09Summary
-	}{
-		{RunLoopEvent{RunID: 2, Event: ModelEvent{Event: StartEvent{}}},
-			ch09Summary{RunID: 2, Running: true, Messages: run2.Messages, Streaming: "assistant/:"}},
-		{RunLoopEvent{RunID: 2, Event: ModelEvent{Event: TextDeltaEvent{ContentIndex: 0, Delta: "正在"}}},
-			ch09Summary{RunID: 2, Running: true, Messages: run2.Messages, Streaming: "assistant/:正在"}},
-		{RunLoopEvent{RunID: 2, Event: ModelEvent{Event: TextDeltaEvent{ContentIndex: 0, Delta: "查"}}},
-			ch09Summary{RunID: 2, Running: true, Messages: run2.Messages, Streaming: "assistant/:正在查"}},
-		{RunLoopEvent{RunID: 2, Event: ModelEvent{Event: ToolCallEndEvent{ContentIndex: 1, ToolCall: ch09Call("c1")}}},
-			ch09Summary{RunID: 2, Running: true, Messages: run2.Messages, Streaming: "assistant/:[c1]"}},
-		{RunLoopEvent{RunID: 2, Event: AssistantMessageEvent{Message: ch09ToolUse(ch09Call("c1"))}},
-			ch09Summary{RunID: 2, Running: true, Messages: append(slices.Clone(run2.Messages), "assistant/toolUse:[c1]")}},
-		{RunLoopEvent{RunID: 2, Event: ToolStartEvent{Call: ch09Call("c1")}},
-			ch09Summary{RunID: 2, Running: true, Messages: append(slices.Clone(run2.Messages), "assistant/toolUse:[c1]"), Pending: []string{"c1"}}},
-		{RunLoopEvent{RunID: 2, Event: ToolEndEvent{Result: ToolResultMessage{ToolCallID: "c1", ToolName: "wait"}}},
-			ch09Summary{RunID: 2, Running: true, Messages: append(slices.Clone(run2.Messages), "assistant/toolUse:[c1]", "toolResult:c1")}},
-		{RunEndEvent{RunID: 2, Reason: RunAborted, Error: "run ended: aborted"},
-			ch09Summary{RunID: 2, Messages: append(slices.Clone(run2.Messages), "assistant/toolUse:[c1]", "toolResult:c1"), LastError: "run ended: aborted"}},
-	}
-	for _, step := range steps {
-		s = reduce(s, step.event)
-		if diff := cmp.Diff(step.want, ch09Summarise(s)); diff != "" {
-			t.Errorf("state after %s (-want +got):\n%s", ch09Kind(step.event), diff)
+	step := func(e AgentEvent, want ch09Summary) {
+		t.Helper()
+		s = reduce(s, e)
+		if diff := ch09StateDiff(want, ch09Summarise(s)); diff != "" {
+			t.Errorf("state after %s: %s", ch09Kind(e), diff)
 		}
 	}
+	// One turn of run 2: the streaming message grows, the call is pending while it runs, and
+	// the run ends aborted with a steering message it never took.
+	withCall := ch09Plus(run2, "assistant/toolUse:[c1]")
+	withResult := ch09Plus(withCall, "toolResult:c1")
+	step(RunLoopEvent{RunID: 2, Event: ModelEvent{Event: StartEvent{}}},
+		ch09Summary{RunID: 2, Running: true, Messages: run2, Streaming: "assistant/:"})
+	step(RunLoopEvent{RunID: 2, Event: ModelEvent{Event: TextDeltaEvent{ContentIndex: 0, Delta: "正在"}}},
+		ch09Summary{RunID: 2, Running: true, Messages: run2, Streaming: "assistant/:正在"})
+	step(RunLoopEvent{RunID: 2, Event: ModelEvent{Event: TextDeltaEvent{ContentIndex: 0, Delta: "查"}}},
+		ch09Summary{RunID: 2, Running: true, Messages: run2, Streaming: "assistant/:正在查"})
+	step(RunLoopEvent{RunID: 2, Event: ModelEvent{Event: ToolCallEndEvent{ContentIndex: 1, ToolCall: ch09Call("c1")}}},
+		ch09Summary{RunID: 2, Running: true, Messages: run2, Streaming: "assistant/:[c1]"})
+	step(RunLoopEvent{RunID: 2, Event: AssistantMessageEvent{Message: ch09ToolUse(ch09Call("c1"))}},
+		ch09Summary{RunID: 2, Running: true, Messages: withCall})
+	step(RunLoopEvent{RunID: 2, Event: ToolStartEvent{Call: ch09Call("c1")}},
+		ch09Summary{RunID: 2, Running: true, Messages: withCall, Pending: []string{"c1"}})
+	step(RunLoopEvent{RunID: 2, Event: ToolEndEvent{Result: ToolResultMessage{ToolCallID: "c1", ToolName: "wait"}}},
+		ch09Summary{RunID: 2, Running: true, Messages: withResult})
+	step(RunEndEvent{RunID: 2, Reason: RunAborted, Error: "run ended: aborted", Dropped: []Message{UserText("插话")}},
+		ch09Summary{RunID: 2, Messages: withResult, LastError: "run ended: aborted", Dropped: []string{"user:插话"}})
+
+	// Run 3 starts from a clean slate: neither the LastError nor the Dropped of run 2 carry over.
+	// Its goroutine fails in the middle of a stream: run_end has no transcript, so the one the
+	// events built stands, and nothing streams any more.
+	run3 := ch09Plus(withResult, "user:第三轮")
+	step(RunStartEvent{RunID: 3, Messages: append(CloneMessages(s.Messages), UserText("第三轮"))},
+		ch09Summary{RunID: 3, Running: true, Messages: run3})
+	step(RunLoopEvent{RunID: 3, Event: ModelEvent{Event: StartEvent{}}},
+		ch09Summary{RunID: 3, Running: true, Messages: run3, Streaming: "assistant/:"})
+	step(RunLoopEvent{RunID: 3, Event: ModelEvent{Event: TextDeltaEvent{ContentIndex: 0, Delta: "写到"}}},
+		ch09Summary{RunID: 3, Running: true, Messages: run3, Streaming: "assistant/:写到"})
+	step(RunEndEvent{RunID: 3, Reason: RunError, Error: "tinypi: agent run 3 panicked: 坏了"},
+		ch09Summary{RunID: 3, Messages: run3, LastError: "tinypi: agent run 3 panicked: 坏了"})
+
+	// Run 4 ends while its call is still pending: nothing is pending after run_end.
+	run4 := ch09Plus(run3, "user:第四轮")
+	step(RunStartEvent{RunID: 4, Messages: append(CloneMessages(s.Messages), UserText("第四轮"))},
+		ch09Summary{RunID: 4, Running: true, Messages: run4})
+	step(RunLoopEvent{RunID: 4, Event: AssistantMessageEvent{Message: ch09ToolUse(ch09Call("c2"))}},
+		ch09Summary{RunID: 4, Running: true, Messages: ch09Plus(run4, "assistant/toolUse:[c2]")})
+	step(RunLoopEvent{RunID: 4, Event: ToolStartEvent{Call: ch09Call("c2")}},
+		ch09Summary{RunID: 4, Running: true, Messages: ch09Plus(run4, "assistant/toolUse:[c2]"), Pending: []string{"c2"}})
+	step(RunEndEvent{RunID: 4, Reason: RunAborted, Error: "run ended: aborted"},
+		ch09Summary{RunID: 4, Messages: ch09Plus(run4, "assistant/toolUse:[c2]"), LastError: "run ended: aborted"})
 }
 
 func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
@@ -353,6 +580,7 @@ func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
 		Running:          true,
 		Streaming:        &streaming,
 		PendingToolCalls: []ToolCall{ch09Call("c1")},
+		Dropped:          []Message{UserText("插话")},
 		SubscriberErrors: []string{"旧的"},
 	}
 	want := ch09Summarise(s)
@@ -368,8 +596,12 @@ func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
 	}
 	c.Streaming.Content[0] = Text("被改掉")
 	c.Streaming.StopReason = StopReasonError
-	if diff := cmp.Diff(want, ch09Summarise(s)); diff != "" {
-		t.Fatalf("changing the copy's streaming message changed the original (-want +got):\n%s", diff)
+	if diff := ch09StateDiff(want, ch09Summarise(s)); diff != "" {
+		t.Fatalf("changing the copy's streaming message changed the original: %s", diff)
+	}
+	c.Dropped[0] = UserText("被换掉")
+	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话"}) {
+		t.Fatalf("replacing a dropped message in the copy made the original's Dropped %q: Dropped must be copied too", got)
 	}
 	c.PendingToolCalls[0].ID = "x"
 	c.Tools[0].Name = "x"
@@ -425,20 +657,89 @@ func (p *ch09Polls) count() int {
 	return p.polls
 }
 
+// ch09LoopLog records a run's loop events as short strings (ch09LoopKind), without the
+// model's stream events. hook, when set, is called after the event was recorded.
+type ch09LoopLog struct {
+	hook func(LoopEvent)
+
+	mu     sync.Mutex
+	events []string
+}
+
+func (l *ch09LoopLog) on(e LoopEvent) {
+	if _, ok := e.(ModelEvent); !ok {
+		l.mu.Lock()
+		l.events = append(l.events, ch09LoopKind(e))
+		l.mu.Unlock()
+	}
+	if l.hook != nil {
+		l.hook(e)
+	}
+}
+
+func (l *ch09LoopLog) withPrefix(prefix string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []string{}
+	for _, k := range l.events {
+		if strings.HasPrefix(k, prefix) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func TestLab9_2_转向与后续_SteeringBeforeFirstRequest(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	model := NewScriptedModel(ch09Answer("两件都记下了"))
+	steering := &ch09Polls{}
+	steering.push(UserText("先看这个")) // queued before the run starts
+	log := &ch09LoopLog{}
+	var res AgentRunResult
+	runLab(t, func() {
+		var err error
+		res, err = RunAgentLoop(t.Context(), AgentLoopOptions{
+			Context:  AgentContext{Messages: []Message{UserText("开始")}},
+			Model:    model,
+			OnEvent:  log.on,
+			Steering: steering.poll,
+		})
+		if err != nil {
+			t.Fatalf("RunAgentLoop: %v", err)
+		}
+	})
+	requests := ch09RequestLines(model)
+	if got, want := ch09At(requests, 0), []string{"user:开始", "user:先看这个"}; !slices.Equal(got, want) {
+		t.Fatalf("first request = %q, want %q: steering is polled before the first request, so a message queued before the run starts is in it", got, want)
+	}
+	if got, want := log.withPrefix(""), []string{"queued_message:user:先看这个", "assistant_message:stop", "turn_end:stop/1"}; !slices.Equal(got, want) {
+		t.Errorf("events = %q, want %q: every message taken from a hook is reported by a queued_message event, before the request that holds it", got, want)
+	}
+	if got, want := ch09Lines(res.Messages), []string{"user:开始", "user:先看这个", "assistant/stop:两件都记下了"}; !slices.Equal(got, want) {
+		t.Errorf("transcript = %q, want %q", got, want)
+	}
+	if res.Reason != RunStop || res.Steps != 1 {
+		t.Errorf("result = %s/%d, want stop/1", res.Reason, res.Steps)
+	}
+	if got := steering.count(); got != 2 {
+		t.Errorf("steering polls = %d, want 2 (before the first request, and at the stop)", got)
+	}
+}
+
 func TestLab9_2_转向与后续_SteeringAfterBatch(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	model := NewScriptedModel(ch09ToolUse(ch09Call("c1"), ch09Call("c2")), ch09Answer("查完了"), ch09Answer("补充也看到了"))
+	model := NewScriptedModel(ch09ToolUse(ch09Call("c1"), ch09Call("c2")), ch09Answer("查完了"), ch09Answer("补充也看到了"), ch09Answer("总结好了"))
 	steering := &ch09Polls{queue: messageQueue{mode: QueueAll}}
 	followUp := &ch09Polls{}
+	followUp.push(UserText("最后总结一下")) // waits for the first stop at which steering has nothing
 	var mu sync.Mutex
 	var executed []string
-	rec := newCh07Recorder()
-	rec.hook = func(e LoopEvent) {
-		// The user adds a remark while the model gives its final answer.
+	log := &ch09LoopLog{hook: func(e LoopEvent) {
+		// The user adds a remark while the model gives its first final answer.
 		if m, ok := e.(AssistantMessageEvent); ok && TextOf(m.Message.Content) == "查完了" {
 			steering.push(UserText("补充"))
 		}
-	}
+	}}
 	var res AgentRunResult
 	runLab(t, func() {
 		var err error
@@ -454,7 +755,7 @@ func TestLab9_2_转向与后续_SteeringAfterBatch(t *testing.T) {
 				mu.Unlock()
 				return ToolResultMessage{Content: []ContentBlock{Text("ok")}}, nil
 			},
-			OnEvent:  rec.onEvent,
+			OnEvent:  log.on,
 			Steering: steering.poll,
 			FollowUp: followUp.poll,
 		})
@@ -462,13 +763,10 @@ func TestLab9_2_转向与后续_SteeringAfterBatch(t *testing.T) {
 			t.Fatalf("RunAgentLoop: %v", err)
 		}
 	})
-	requests := model.Requests()
-	if len(requests) < 2 {
-		t.Fatalf("model requests = %d, want 3", len(requests))
-	}
-	if diff := cmp.Diff([]string{"user:查两样东西", "assistant/toolUse:[c1 c2]", "toolResult:c1", "toolResult:c2", "user:顺便看看第三样"},
-		ch09Lines(requests[1].Messages)); diff != "" {
-		t.Fatalf("second request: the steering message must follow every result of the batch (-want +got):\n%s", diff)
+	requests := ch09RequestLines(model)
+	batch := []string{"user:查两样东西", "assistant/toolUse:[c1 c2]", "toolResult:c1", "toolResult:c2", "user:顺便看看第三样"}
+	if got := ch09At(requests, 1); !slices.Equal(got, batch) {
+		t.Fatalf("second request = %q, want %q: a steering message that arrives while the batch runs follows every result of the batch", got, batch)
 	}
 	mu.Lock()
 	sort.Strings(executed)
@@ -476,27 +774,43 @@ func TestLab9_2_转向与后续_SteeringAfterBatch(t *testing.T) {
 		t.Errorf("executed calls = %v, want [c1 c2]: steering never skips a call of the current batch", executed)
 	}
 	mu.Unlock()
-	if len(requests) != 3 {
-		t.Fatalf("model requests = %d, want 3: a steering message that arrives with the final answer is taken at the stop, and the run goes on", len(requests))
+	if got, want := ch09At(requests, 2), ch09Plus(batch, "assistant/stop:查完了", "user:补充"); !slices.Equal(got, want) {
+		t.Fatalf("third request = %q, want %q: at a stop, steering is taken first (the follow-up waits) and the run goes on", got, want)
 	}
-	wantFinal := []string{"user:查两样东西", "assistant/toolUse:[c1 c2]", "toolResult:c1", "toolResult:c2", "user:顺便看看第三样",
-		"assistant/stop:查完了", "user:补充", "assistant/stop:补充也看到了"}
-	if diff := cmp.Diff(wantFinal, ch09Lines(res.Messages)); diff != "" {
-		t.Errorf("transcript (-want +got):\n%s", diff)
+	wantFinal := ch09Plus(batch, "assistant/stop:查完了", "user:补充", "assistant/stop:补充也看到了", "user:最后总结一下", "assistant/stop:总结好了")
+	if got := ch09Lines(res.Messages); !slices.Equal(got, wantFinal) {
+		t.Errorf("transcript = %q, want %q", got, wantFinal)
 	}
-	if res.Reason != RunStop || res.Steps != 3 {
-		t.Errorf("result = %s/%d, want stop/3", res.Reason, res.Steps)
+	if res.Reason != RunStop || res.Steps != 4 {
+		t.Errorf("result = %s/%d, want stop/4", res.Reason, res.Steps)
 	}
-	if got := steering.count(); got != 3 {
-		t.Errorf("steering polls = %d, want 3 (after the batch and at each of the two stops)", got)
+	if got, want := log.withPrefix("queued_message"), []string{"queued_message:user:顺便看看第三样", "queued_message:user:补充", "queued_message:user:最后总结一下"}; !slices.Equal(got, want) {
+		t.Errorf("queued_message events = %q, want %q: one for every message taken from a hook", got, want)
 	}
-	if got := followUp.count(); got != 1 {
-		t.Errorf("follow-up polls = %d, want 1 (only at the stop where steering had nothing)", got)
+	if got := steering.count(); got != 5 {
+		t.Errorf("steering polls = %d, want 5 (before the first request, after the batch, and at each of the three stops)", got)
 	}
-	queued := rec.kindsWithPrefix("tool_end")
-	if len(queued) != 2 {
-		t.Errorf("tool_end events = %v, want one per call", queued)
+	if got := followUp.count(); got != 2 {
+		t.Errorf("follow-up polls = %d, want 2 (only at the stops where steering had nothing)", got)
 	}
+}
+
+// ch09Placed says where each user message with one of texts sits in a transcript: "然后一 after
+// assistant/stop:一", "然后二 never".
+func ch09Placed(transcript []Message, texts ...string) string {
+	lines := ch09Lines(transcript)
+	var out []string
+	for _, text := range texts {
+		switch i := slices.Index(lines, "user:"+text); {
+		case i < 0:
+			out = append(out, text+" never")
+		case i == 0:
+			out = append(out, text+" first")
+		default:
+			out = append(out, text+" after "+lines[i-1])
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 func TestLab9_2_转向与后续_FollowUpOnlyAtStop(t *testing.T) {
@@ -525,21 +839,27 @@ func TestLab9_2_转向与后续_FollowUpOnlyAtStop(t *testing.T) {
 	}
 
 	res, polls := run(QueueOneAtATime, ch09ToolUse(ch09Call("c1")), ch09Answer("一"), ch09Answer("二"), ch09Answer("三"))
+	if got, want := ch09Placed(res.Messages, "然后一", "然后二"), "然后一 after assistant/stop:一, 然后二 after assistant/stop:二"; got != want {
+		t.Errorf("one-at-a-time: follow-ups placed %s; want %s (taken only when the model answered without tools, the oldest first, one per stop)", got, want)
+	}
 	if polls != 3 {
 		t.Errorf("one-at-a-time: follow-up polls = %d, want 3 (once at each stop, never after a tool batch)", polls)
 	}
 	want := []string{"user:开始", "assistant/toolUse:[c1]", "toolResult:c1", "assistant/stop:一", "user:然后一", "assistant/stop:二", "user:然后二", "assistant/stop:三"}
-	if diff := cmp.Diff(want, ch09Lines(res.Messages)); diff != "" {
-		t.Errorf("one-at-a-time: transcript (-want +got):\n%s", diff)
+	if got := ch09Lines(res.Messages); !slices.Equal(got, want) {
+		t.Errorf("one-at-a-time: transcript = %q, want %q", got, want)
 	}
 	if res.Reason != RunStop || res.Steps != 4 {
 		t.Errorf("one-at-a-time: result = %s/%d, want stop/4", res.Reason, res.Steps)
 	}
 
 	res, polls = run(QueueAll, ch09Answer("一"), ch09Answer("二"))
+	if got, want := ch09Placed(res.Messages, "然后一", "然后二"), "然后一 after assistant/stop:一, 然后二 after user:然后一"; got != want {
+		t.Errorf("all: follow-ups placed %s; want %s (both taken at the first stop, in order)", got, want)
+	}
 	want = []string{"user:开始", "assistant/stop:一", "user:然后一", "user:然后二", "assistant/stop:二"}
-	if diff := cmp.Diff(want, ch09Lines(res.Messages)); diff != "" {
-		t.Errorf("all: transcript, both follow-ups taken at the first stop (-want +got):\n%s", diff)
+	if got := ch09Lines(res.Messages); !slices.Equal(got, want) {
+		t.Errorf("all: transcript = %q, want %q", got, want)
 	}
 	if polls != 2 || res.Reason != RunStop || res.Steps != 2 {
 		t.Errorf("all: follow-up polls = %d, result = %s/%d; want 2, stop/2", polls, res.Reason, res.Steps)
@@ -620,25 +940,36 @@ func TestLab9_3_运行周期_PromptAndRunIDs(t *testing.T) {
 		t.Errorf("after Reset: %d messages, run %d; want 0 and 2 (run ids are never reused)", len(st.Messages), st.RunID)
 	}
 
-	// Continue answers a transcript that ends with a user message.
+	// Continue answers a transcript that ends with a user message, or with a tool result.
 	b := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好")), Messages: []Message{UserText("继续这个")}})
 	runLab(t, func() {
 		if err := b.Continue(t.Context()); err != nil {
-			t.Fatalf("Continue from a user message: %v", err)
+			t.Fatalf("Continue from a transcript that ends with a user message returned %v, want nil", err)
 		}
 	})
-	if diff := cmp.Diff([]string{"user:继续这个", "assistant/stop:好"}, ch09Lines(ch09Settle(t, b).Messages)); diff != "" {
-		t.Errorf("transcript after Continue (-want +got):\n%s", diff)
+	if got, want := ch09Lines(ch09Settle(t, b).Messages), []string{"user:继续这个", "assistant/stop:好"}; !slices.Equal(got, want) {
+		t.Errorf("transcript after Continue = %q, want %q", got, want)
+	}
+	result := ToolResultMessage{ToolCallID: "c1", ToolName: "wait", Content: []ContentBlock{Text("完成")}}
+	c := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("结果看到了")),
+		Messages: []Message{UserText("查一下"), ch09ToolUse(ch09Call("c1")), result}})
+	runLab(t, func() {
+		if err := c.Continue(t.Context()); err != nil {
+			t.Fatalf("Continue from a transcript that ends with a tool result returned %v, want nil: the model has not answered that result yet", err)
+		}
+	})
+	if got, want := ch09Lines(ch09Settle(t, c).Messages), []string{"user:查一下", "assistant/toolUse:[c1]", "toolResult:c1", "assistant/stop:结果看到了"}; !slices.Equal(got, want) {
+		t.Errorf("transcript after Continue from a tool result = %q, want %q", got, want)
 	}
 }
 
-// ch09WaitTool returns an executor whose calls report on started and wait for release (result
-// "完成") or for ctx (result "已取消", an error).
-func ch09WaitTool(started chan<- string, release <-chan struct{}) ToolExecutor {
+// ch09GatedTool returns an executor whose calls report their id on started and wait for the
+// gate of their id (result "完成") or for ctx (result "已取消", an error).
+func ch09GatedTool(started chan<- string, gates map[string]chan struct{}) ToolExecutor {
 	return func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
 		started <- call.ID
 		select {
-		case <-release:
+		case <-gates[call.ID]:
 			return ToolResultMessage{Content: []ContentBlock{Text("完成")}}, nil
 		case <-ctx.Done():
 			return ToolResultMessage{Content: []ContentBlock{Text("已取消")}, IsError: true}, nil
@@ -646,18 +977,76 @@ func ch09WaitTool(started chan<- string, release <-chan struct{}) ToolExecutor {
 	}
 }
 
+// ch09StateCheck is a subscriber that, at every assistant_message, compares State() with what
+// the model was really sent: the state is reduced before an event is delivered, so inside a
+// subscriber State().Messages already begins with the request that produced the answer,
+// followed by the answer. It keeps the first disagreement.
+type ch09StateCheck struct {
+	a        *Agent
+	requests func() [][]string
+
+	mu       sync.Mutex
+	mismatch string
+}
+
+func (c *ch09StateCheck) on(e AgentEvent) {
+	le, ok := e.(RunLoopEvent)
+	if !ok {
+		return
+	}
+	am, ok := le.Event.(AssistantMessageEvent)
+	if !ok {
+		return
+	}
+	got := ch09Lines(c.a.State().Messages)
+	requests := c.requests()
+	if len(requests) == 0 {
+		return
+	}
+	want := ch09Plus(requests[len(requests)-1], ch09Line(am.Message))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mismatch == "" && (len(got) < len(want) || !slices.Equal(got[:len(want)], want)) {
+		c.mismatch = fmt.Sprintf("State() inside %s has the transcript %q, want it to begin with %q (the request the model answered, then its answer)", ch09Kind(e), got, want)
+	}
+}
+
+func (c *ch09StateCheck) first() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mismatch
+}
+
 func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 	defer goleak.VerifyNone(t)
-	model := NewScriptedModel(ch09ToolUse(ch09Call("c1")), ch09Answer("一"), ch09Answer("二"))
-	started, release := make(chan string, 1), make(chan struct{})
-	a := ch09NewAgent(t, AgentOptions{Model: model, ExecuteToolCall: ch09WaitTool(started, release)})
-	var lateErr error
+	model := NewScriptedModel(ch09ToolUse(ch09Call("c1")), ch09Answer("一"), ch09Answer("二"), ch09ToolUse(ch09Call("c2")), ch09Answer("三"))
+	started := make(chan string, 1)
+	gates := map[string]chan struct{}{"c1": make(chan struct{}), "c2": make(chan struct{})}
+	a := ch09NewAgent(t, AgentOptions{Model: model, ExecuteToolCall: ch09GatedTool(started, gates)})
+	var mu sync.Mutex
+	var earlyErr error
+	lateErrs := map[int]error{}
 	rec := &ch09Recorder{hook: func(e AgentEvent) {
-		if le, ok := e.(RunLoopEvent); ok && le.Event.EventType() == "turn_end" {
-			lateErr = a.Steer(UserText("太晚了")) // the run has decided to stop
+		switch e := e.(type) {
+		case RunStartEvent:
+			if e.RunID == 1 {
+				err := a.Steer(UserText("先说一句")) // before the run's first request
+				mu.Lock()
+				earlyErr = err
+				mu.Unlock()
+			}
+		case RunLoopEvent:
+			if e.Event.EventType() == "turn_end" {
+				err := a.Steer(UserText("太晚了")) // the run has decided to stop
+				mu.Lock()
+				lateErrs[e.RunID] = err
+				mu.Unlock()
+			}
 		}
 	}}
 	a.Subscribe(rec.on)
+	check := &ch09StateCheck{a: a, requests: func() [][]string { return ch09RequestLines(model) }}
+	a.Subscribe(check.on)
 
 	runLab(t, func() {
 		if err := a.Steer(UserText("没人听")); !errors.Is(err, ErrAgentIdle) {
@@ -679,27 +1068,235 @@ func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 			t.Fatalf("FollowUp during a tool: %v", err)
 		}
 	})
-	close(release)
+	close(gates["c1"])
 	st := ch09Settle(t, a)
-	requests := model.Requests()
-	if len(requests) != 3 {
-		t.Fatalf("model requests = %d, want 3 (the steering message after the tool, the follow-up after the first answer)", len(requests))
+	mu.Lock()
+	early, late1 := earlyErr, lateErrs[1]
+	mu.Unlock()
+	if early != nil {
+		t.Fatalf("Steer inside run_start#1 returned %v, want nil: a run that has started takes steering", early)
 	}
-	if diff := cmp.Diff([]string{"user:开始", "assistant/toolUse:[c1]", "toolResult:c1", "user:转向"}, ch09Lines(requests[1].Messages)); diff != "" {
-		t.Errorf("second request (-want +got):\n%s", diff)
+	if mismatch := check.first(); mismatch != "" {
+		t.Fatal(mismatch)
 	}
-	want := []string{"user:开始", "assistant/toolUse:[c1]", "toolResult:c1", "user:转向", "assistant/stop:一", "user:然后", "assistant/stop:二"}
-	if diff := cmp.Diff(want, ch09Lines(st.Messages)); diff != "" {
-		t.Errorf("transcript (-want +got):\n%s", diff)
+	requests := ch09RequestLines(model)
+	if got, want := ch09At(requests, 0), []string{"user:开始", "user:先说一句"}; !slices.Equal(got, want) {
+		t.Fatalf("first request = %q, want %q: a steering message queued at run_start is in the run's first request", got, want)
 	}
-	if !errors.Is(lateErr, ErrAgentIdle) {
-		t.Errorf("Steer after the run decided to stop (at its turn_end) returned %v, want ErrAgentIdle: nothing would take the message", lateErr)
+	if got, want := ch09At(requests, 1), []string{"user:开始", "user:先说一句", "assistant/toolUse:[c1]", "toolResult:c1", "user:转向"}; !slices.Equal(got, want) {
+		t.Errorf("second request = %q, want %q: the steering message follows the tool's result", got, want)
+	}
+	run1 := []string{"user:开始", "user:先说一句", "assistant/toolUse:[c1]", "toolResult:c1", "user:转向", "assistant/stop:一", "user:然后", "assistant/stop:二"}
+	if got := ch09Lines(st.Messages); !slices.Equal(got, run1) {
+		t.Errorf("transcript after run 1 = %q, want %q: the follow-up follows the first answer", got, run1)
+	}
+	if !errors.Is(late1, ErrAgentIdle) {
+		t.Errorf("Steer after run 1 decided to stop (at its turn_end) returned %v, want ErrAgentIdle: nothing would take the message", late1)
 	}
 	runLab(t, func() {
 		if err := a.FollowUp(UserText("结束以后")); !errors.Is(err, ErrAgentIdle) {
 			t.Errorf("FollowUp after the run returned %v, want ErrAgentIdle", err)
 		}
 	})
+
+	// A second run takes steering again.
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("第二轮")); err != nil {
+			t.Fatalf("Prompt for run 2: %v", err)
+		}
+	})
+	<-started
+	runLab(t, func() {
+		if err := a.Steer(UserText("再转向")); err != nil {
+			t.Errorf("Steer during a tool of run 2 returned %v, want nil: every new run takes steering again", err)
+		}
+	})
+	close(gates["c2"])
+	st = ch09Settle(t, a)
+	want := ch09Plus(run1, "user:第二轮", "assistant/toolUse:[c2]", "toolResult:c2", "user:再转向", "assistant/stop:三")
+	if got := ch09Lines(st.Messages); !slices.Equal(got, want) {
+		t.Errorf("transcript after run 2 = %q, want %q", got, want)
+	}
+	mu.Lock()
+	late2 := lateErrs[2]
+	mu.Unlock()
+	if !errors.Is(late2, ErrAgentIdle) {
+		t.Errorf("Steer after run 2 decided to stop (at its turn_end) returned %v, want ErrAgentIdle", late2)
+	}
+}
+
+func TestLab9_3_运行周期_WaitForIdleWaitsForSubscribers(t *testing.T) {
+	ch09Bubble(t, func(t *testing.T) {
+		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
+		entered, release := make(chan struct{}), make(chan struct{})
+		a.Subscribe(func(e AgentEvent) {
+			if _, ok := e.(RunEndEvent); ok {
+				close(entered)
+				<-release // still handling run_end
+			}
+		})
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("你好")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		<-entered
+		waited := ch09Go(func() error { return a.WaitForIdle(context.Background()) })
+		synctest.Wait() // every other goroutine is blocked now: WaitForIdle too, unless it returned
+		select {
+		case err := <-waited:
+			close(release)
+			ch09PendingErr(t, err)
+			t.Fatalf("WaitForIdle returned (%v) while a subscriber was still handling run_end: it waits until every event has reached every subscriber", err)
+		default:
+		}
+		close(release)
+		if err := <-waited; err != nil {
+			ch09PendingErr(t, err)
+			t.Fatalf("WaitForIdle after the subscriber returned: %v, want nil", err)
+		}
+		if st := a.State(); st.Running || st.RunID != 1 {
+			t.Errorf("after WaitForIdle: running %v, run %d; want false, 1", st.Running, st.RunID)
+		}
+	})
+}
+
+// ch09ReleaseLock replaces an agent's lock (Agent.mu is a sync.Locker for this): a sync.Mutex
+// that calls afterRelease, on the releasing goroutine, each time it is released. The agent
+// holds no lock while afterRelease runs, so afterRelease may call the agent.
+type ch09ReleaseLock struct {
+	sync.Mutex
+	afterRelease func()
+}
+
+func (l *ch09ReleaseLock) Unlock() {
+	l.Mutex.Unlock()
+	l.afterRelease()
+}
+
+// ch09Probe steers once, at the at-th release of the agent's lock after the answer "一" was
+// delivered. From that answer on, the run decides whether it stops, and each release of the
+// lock is a moment at which a Steer can slip in; the test tries them all, one per run.
+type ch09Probe struct {
+	a  *Agent
+	at int
+
+	mu       sync.Mutex
+	armed    bool
+	released int
+	fired    bool
+	err      error
+	last     string // the last event delivered so far
+	after    string // the last event delivered before the probe
+}
+
+func (p *ch09Probe) afterRelease() {
+	p.mu.Lock()
+	if !p.armed || p.fired {
+		p.mu.Unlock()
+		return
+	}
+	p.released++
+	if p.released < p.at {
+		p.mu.Unlock()
+		return
+	}
+	p.fired, p.after = true, p.last
+	p.mu.Unlock()
+	err := ch09Try(func() error { return p.a.Steer(UserText("插话")) })
+	p.mu.Lock()
+	p.err = err
+	p.mu.Unlock()
+}
+
+func (p *ch09Probe) on(e AgentEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last = ch09Kind(e)
+	switch e := e.(type) {
+	case RunLoopEvent:
+		if am, ok := e.Event.(AssistantMessageEvent); ok && TextOf(am.Message.Content) == "一" {
+			p.armed = true
+		}
+	case RunEndEvent:
+		p.armed = false
+	}
+}
+
+// ch09ProbeResult is one run of ch09ProbeStop.
+type ch09ProbeResult struct {
+	fired      bool   // a release number at came, and Steer was called
+	err        error  // what Steer returned
+	after      string // the last event delivered before Steer
+	reason     RunReason
+	transcript []string
+	dropped    []string
+}
+
+// ch09ProbeStop runs "问" → "一" on a new agent and steers at the at-th release of its lock after
+// "一" was delivered.
+func ch09ProbeStop(t *testing.T, at int) ch09ProbeResult {
+	t.Helper()
+	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("收到"))})
+	p := &ch09Probe{a: a, at: at}
+	a.mu = &ch09ReleaseLock{afterRelease: p.afterRelease}
+	ends := make(chan RunEndEvent, 1)
+	a.Subscribe(func(e AgentEvent) {
+		p.on(e)
+		if end, ok := e.(RunEndEvent); ok {
+			ends <- end
+		}
+	})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	end := <-ends
+	st := ch09Settle(t, a)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return ch09ProbeResult{fired: p.fired, err: p.err, after: p.after, reason: end.Reason,
+		transcript: ch09Lines(st.Messages), dropped: ch09Lines(end.Dropped)}
+}
+
+func TestLab9_3_运行周期_SteerWhileDecidingToStop(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var lost []ch09ProbeResult
+	moments, refused := 0, 0
+	for at := 1; ; at++ {
+		if at > 1000 {
+			t.Fatal("the agent's lock was released more than 1000 times between the final answer and run_end")
+		}
+		r := ch09ProbeStop(t, at)
+		if !r.fired {
+			break // the run was over before the at-th release
+		}
+		moments++
+		switch {
+		case r.err == nil && !slices.Contains(r.transcript, "user:插话"):
+			lost = append(lost, r)
+		case r.err == nil:
+			if want := []string{"user:问", "assistant/stop:一", "user:插话", "assistant/stop:收到"}; !slices.Equal(r.transcript, want) || r.reason != RunStop {
+				t.Fatalf("Steer accepted right after %s: the run ended %s with the transcript %q, want stop with %q", r.after, r.reason, r.transcript, want)
+			}
+		case errors.Is(r.err, ErrAgentIdle):
+			refused++
+			if want := []string{"user:问", "assistant/stop:一"}; !slices.Equal(r.transcript, want) {
+				t.Fatalf("Steer refused right after %s, yet the transcript is %q, want %q", r.after, r.transcript, want)
+			}
+		default:
+			ch09PendingErr(t, r.err)
+			t.Fatalf("Steer right after %s returned %v, want nil or ErrAgentIdle", r.after, r.err)
+		}
+	}
+	if len(lost) > 0 {
+		t.Fatalf("Steer returned nil at %d of the %d moments the agent's lock was released after the final answer (the first right after %s), yet the run ended %s without taking the message (transcript %q, run_end Dropped %q): the final poll must close the queues in the same hold of the lock in which it finds them empty",
+			len(lost), moments, lost[0].after, lost[0].reason, lost[0].transcript, lost[0].dropped)
+	}
+	if refused == 0 {
+		t.Fatalf("Steer was accepted at all %d moments the agent's lock was released after the final answer, up to run_end: once the final poll found both queues empty, Steer must return ErrAgentIdle", moments)
+	}
 }
 
 // --- Lab 9.4 failure encoding and abort ------------------------------------------------------
@@ -814,17 +1411,23 @@ func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
 	if st.Running || st.Streaming != nil {
 		t.Errorf("after Abort: running %v, streaming %v; want false, nil", st.Running, st.Streaming)
 	}
+	if got, want := ch09Lines(st.Dropped), []string{"user:别管了", "user:之后"}; !slices.Equal(got, want) {
+		t.Errorf("after Abort: State().Dropped = %q, want %q: what the aborted run accepted and never took is reported, steering first", got, want)
+	}
 	runLab(t, func() {
 		if err := a.Prompt(t.Context(), UserText("重新开始")); err != nil {
 			t.Fatalf("Prompt after Abort: %v", err)
 		}
 	})
 	st = ch09Settle(t, a)
-	if got := len(model.requestLines()); got != 2 {
-		t.Fatalf("model requests = %d, want 2: the aborted run's queued messages must be dropped, not taken by the next run", got)
+	if got := model.requestLines(); len(got) != 2 {
+		t.Fatalf("model requests = %q, want 2: the aborted run's queued messages are dropped, never taken by the next run", got)
 	}
 	if diff := cmp.Diff([]string{"user:问", "assistant/aborted!request aborted", "user:重新开始", "assistant/stop:新的回答"}, ch09Lines(st.Messages)); diff != "" {
 		t.Errorf("transcript of the next run (-want +got):\n%s", diff)
+	}
+	if len(st.Dropped) != 0 {
+		t.Errorf("State().Dropped after the next run = %q, want none", ch09Lines(st.Dropped))
 	}
 }
 
@@ -859,12 +1462,170 @@ func TestLab9_4_失败与中止_AbortDuringTools(t *testing.T) {
 	if len(st.PendingToolCalls) != 0 || st.Running {
 		t.Errorf("after Abort: pending calls %v, running %v; want none, false", st.PendingToolCalls, st.Running)
 	}
+	if got, want := ch09Lines(st.Dropped), []string{"user:插一句"}; !slices.Equal(got, want) {
+		t.Errorf("after Abort during the tools: State().Dropped = %q, want %q", got, want)
+	}
 	if got := model.Calls(); got != 1 {
 		t.Errorf("model requests = %d, want 1: no request after an abort", got)
 	}
 	runLab(t, func() {
 		if err := a.Steer(UserText("太晚了")); !errors.Is(err, ErrAgentIdle) {
 			t.Errorf("Steer after the aborted run returned %v, want ErrAgentIdle", err)
+		}
+	})
+}
+
+func TestLab9_4_失败与中止_DroppedMessages(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// A run that ends with a model error while a steering and a follow-up message wait.
+	started, release := make(chan struct{}), make(chan struct{})
+	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream {
+		if n == 0 {
+			return ch09Held(ctx, "正在", ch09Signal(started), release, AssistantMessage{StopReason: StopReasonError, ErrorMessage: "上游 503"})
+		}
+		return ch09Reply(ch09Answer("重新回答"))
+	}}
+	a := ch09NewAgent(t, AgentOptions{Model: model})
+	ends := &ch09Ends{}
+	a.Subscribe(ends.on)
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	<-started
+	runLab(t, func() {
+		if err := a.Steer(UserText("补一句")); err != nil {
+			t.Fatalf("Steer during the stream: %v", err)
+		}
+		if err := a.FollowUp(UserText("再总结")); err != nil {
+			t.Fatalf("FollowUp during the stream: %v", err)
+		}
+	})
+	close(release)
+	failed := ch09Settle(t, a)
+	failedEnd := ends.last()
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("再问")); err != nil {
+			t.Fatalf("Prompt after the failed run: %v", err)
+		}
+	})
+	next := ch09Settle(t, a)
+	if got, want := ch09At(model.requestLines(), 1), []string{"user:问", "assistant/error!上游 503", "user:再问"}; !slices.Equal(got, want) {
+		t.Fatalf("the request of the run after a failed one = %q, want %q: what the failed run accepted and never took must not reach the next run", got, want)
+	}
+	wantDropped := []string{"user:补一句", "user:再总结"}
+	if got := ch09Lines(failed.Dropped); !slices.Equal(got, wantDropped) {
+		t.Fatalf("State().Dropped after a run that ended with a model error = %q, want %q: the messages it accepted and never took are reported, steering first", got, wantDropped)
+	}
+	if got := ch09Lines(failedEnd.Dropped); failedEnd.Reason != RunError || !slices.Equal(got, wantDropped) {
+		t.Errorf("run_end of the failed run: %s with Dropped %q, want error with %q", failedEnd.Reason, got, wantDropped)
+	}
+	if len(next.Dropped) != 0 {
+		t.Errorf("State().Dropped after the next run = %q, want none", ch09Lines(next.Dropped))
+	}
+
+	// A run that reaches MaxSteps: the steering message that arrived during its last batch is
+	// taken (after the batch's result); the follow-up never is, since the run never stopped.
+	toolStarted, toolRelease := make(chan string, 1), make(chan struct{})
+	bModel := NewScriptedModel(ch09ToolUse(ch09Call("c1")), ch09Answer("看到转向了"))
+	b := ch09NewAgent(t, AgentOptions{Model: bModel, MaxSteps: 1, ExecuteToolCall: ch09WaitTool(toolStarted, toolRelease)})
+	bEnds := &ch09Ends{}
+	b.Subscribe(bEnds.on)
+	runLab(t, func() {
+		if err := b.Prompt(t.Context(), UserText("查")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	<-toolStarted
+	runLab(t, func() {
+		if err := b.Steer(UserText("改查这个")); err != nil {
+			t.Fatalf("Steer during the tool: %v", err)
+		}
+		if err := b.FollowUp(UserText("然后总结")); err != nil {
+			t.Fatalf("FollowUp during the tool: %v", err)
+		}
+	})
+	close(toolRelease)
+	st := ch09Settle(t, b)
+	end := bEnds.last()
+	if end.Reason != RunMaxSteps {
+		t.Fatalf("the run with MaxSteps 1 ended %q, want maxSteps", end.Reason)
+	}
+	if got, want := ch09Lines(st.Messages), []string{"user:查", "assistant/toolUse:[c1]", "toolResult:c1", "user:改查这个"}; !slices.Equal(got, want) {
+		t.Errorf("transcript of the run that reached MaxSteps = %q, want %q: the steering message polled after the last batch is taken", got, want)
+	}
+	if got, want := ch09Lines(end.Dropped), []string{"user:然后总结"}; !slices.Equal(got, want) {
+		t.Errorf("run_end of the run that reached MaxSteps: Dropped = %q, want %q: the follow-up it accepted and never took is reported", got, want)
+	}
+	if got, want := ch09Lines(st.Dropped), []string{"user:然后总结"}; !slices.Equal(got, want) {
+		t.Errorf("State().Dropped after the run that reached MaxSteps = %q, want %q", got, want)
+	}
+	if st.LastError != "" {
+		t.Errorf("LastError after maxSteps = %q, want empty (only error and aborted set it)", st.LastError)
+	}
+	// Continue answers the steering message; the dropped follow-up is gone.
+	runLab(t, func() {
+		if err := b.Continue(t.Context()); err != nil {
+			t.Fatalf("Continue after maxSteps: %v", err)
+		}
+	})
+	ch09Settle(t, b)
+	if got, want := ch09At(ch09RequestLines(bModel), 1), []string{"user:查", "assistant/toolUse:[c1]", "toolResult:c1", "user:改查这个"}; !slices.Equal(got, want) {
+		t.Errorf("the request of Continue after maxSteps = %q, want %q", got, want)
+	}
+}
+
+func TestLab9_4_失败与中止_AbortFromSubscriber(t *testing.T) {
+	ch09Bubble(t, func(t *testing.T) {
+		model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream {
+			if n == 0 {
+				return ch09Held(ctx, "正在想", func() {}, nil, AssistantMessage{})
+			}
+			return ch09Reply(ch09Answer("新的回答"))
+		}}
+		a := ch09NewAgent(t, AgentOptions{Model: model})
+		ch09NoPanic(t, "Abort with no run", a.Abort)
+
+		returned := make(chan struct{})
+		a.Subscribe(func(e AgentEvent) {
+			switch e := e.(type) {
+			case RunLoopEvent:
+				if me, ok := e.Event.(ModelEvent); ok && me.Event.EventType() == "text_delta" && e.RunID == 1 {
+					a.Abort()
+					close(returned)
+				}
+			case RunEndEvent:
+				a.Abort() // the run is over: there is nothing to abort
+			}
+		})
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		synctest.Wait() // everything that can happen without the test has happened
+		select {
+		case <-returned:
+		default:
+			t.Fatal("Abort called from a subscriber did not return: Abort only cancels and never waits (the run cannot end while its own subscriber waits for it)")
+		}
+		st := ch09Settle(t, a)
+		if got, want := ch09Lines(st.Messages), []string{"user:问", "assistant/aborted!request aborted"}; !slices.Equal(got, want) || st.LastError != "request aborted" {
+			t.Errorf("after Abort from a subscriber: transcript %q, LastError %q; want %q, %q", got, st.LastError, want, "request aborted")
+		}
+		if len(st.SubscriberErrors) != 0 {
+			t.Errorf("Abort from a subscriber after the run ended panicked: %q", st.SubscriberErrors)
+		}
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("重新开始")); err != nil {
+				t.Fatalf("Prompt after the aborts: %v", err)
+			}
+		})
+		st = ch09Settle(t, a)
+		want := []string{"user:问", "assistant/aborted!request aborted", "user:重新开始", "assistant/stop:新的回答"}
+		if got := ch09Lines(st.Messages); !slices.Equal(got, want) || st.LastError != "" {
+			t.Errorf("the run after the aborts: transcript %q, LastError %q; want %q and none: an Abort with no run changes nothing", got, st.LastError, want)
 		}
 	})
 }
@@ -905,45 +1666,279 @@ func TestLab9_5_订阅者_UnsubscribeAndPanic(t *testing.T) {
 	}
 }
 
-func TestLab9_5_订阅者_OwnCopies(t *testing.T) {
-	defer goleak.VerifyNone(t)
-	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
-	// The first subscriber scribbles over the transcript run_end carries, then panics; the
-	// second must still see the run as it was: every subscriber gets its own copy of an event.
-	a.Subscribe(func(e AgentEvent) {
-		if end, ok := e.(RunEndEvent); ok {
-			for i := range end.Messages {
-				end.Messages[i] = UserText("改掉了")
+// ch09Deface overwrites, in place, every content block of every message an event carries with
+// "被<event type>改掉": what a careless subscriber might do to the event it was given.
+func ch09Deface(e AgentEvent) {
+	mark := Text("被" + e.EventType() + "改掉")
+	blocks := func(content []ContentBlock) {
+		for i := range content {
+			content[i] = mark
+		}
+	}
+	message := func(m Message) {
+		switch m := m.(type) {
+		case UserMessage:
+			blocks(m.Content)
+		case AssistantMessage:
+			blocks(m.Content)
+		case ToolResultMessage:
+			blocks(m.Content)
+		}
+	}
+	switch e := e.(type) {
+	case RunStartEvent:
+		for _, m := range e.Messages {
+			message(m)
+		}
+	case RunEndEvent:
+		for _, m := range append(slices.Clip(e.Messages), e.Dropped...) {
+			message(m)
+		}
+	case RunLoopEvent:
+		switch le := e.Event.(type) {
+		case ModelEvent:
+			if done, ok := le.Event.(DoneEvent); ok {
+				blocks(done.Message.Content)
 			}
-			panic("改完就崩")
+		case AssistantMessageEvent:
+			blocks(le.Message.Content)
+		case ToolProgressEvent:
+			blocks(le.Content)
+		case ToolEndEvent:
+			blocks(le.Result.Content)
+		case QueuedMessageEvent:
+			message(le.Message)
 		}
-	})
-	seen := make(chan []string, 1)
-	a.Subscribe(func(e AgentEvent) {
-		if end, ok := e.(RunEndEvent); ok {
-			seen <- ch09Lines(end.Messages)
+	}
+}
+
+// ch09Render renders the content an event carries (false for an event that carries none):
+// "assistant_message:我先查一下。|call:c1".
+func ch09Render(e AgentEvent) (string, bool) {
+	switch e := e.(type) {
+	case RunStartEvent:
+		return "run_start:" + ch09FullAll(e.Messages), true
+	case RunEndEvent:
+		return "run_end:" + ch09FullAll(e.Messages) + " dropped:" + ch09FullAll(e.Dropped), true
+	case RunLoopEvent:
+		switch le := e.Event.(type) {
+		case ModelEvent:
+			if done, ok := le.Event.(DoneEvent); ok {
+				return "model_event:done:" + ch09Blocks(done.Message.Content), true
+			}
+		case AssistantMessageEvent:
+			return "assistant_message:" + ch09Blocks(le.Message.Content), true
+		case ToolProgressEvent:
+			return "tool_progress:" + ch09Blocks(le.Content), true
+		case ToolEndEvent:
+			return "tool_end:" + ch09Blocks(le.Result.Content), true
+		case QueuedMessageEvent:
+			return "queued_message:" + ch09Full(le.Message), true
 		}
-	})
+	}
+	return "", false
+}
+
+// ch09Edits says whose edits a rendering shows: "run_end←assistant_message+run_start" for a
+// run_end whose content was overwritten by ch09Deface at assistant_message and at run_start.
+func ch09Edits(rendered string) (string, bool) {
+	var marks []string
+	for rest := rendered; ; {
+		i := strings.Index(rest, "被")
+		if i < 0 {
+			break
+		}
+		rest = rest[i+len("被"):]
+		j := strings.Index(rest, "改掉")
+		if j < 0 {
+			break
+		}
+		if mark := rest[:j]; !slices.Contains(marks, mark) {
+			marks = append(marks, mark)
+		}
+		rest = rest[j:]
+	}
+	if len(marks) == 0 {
+		return "", false
+	}
+	sort.Strings(marks)
+	kind, _, _ := strings.Cut(rendered, ":")
+	return kind + "←" + strings.Join(marks, "+"), true
+}
+
+// ch09CopiesScenario runs "你好" → a tool call that reports progress and steers → "好" on an
+// agent with the given subscribers, and returns the agent's state and the model's requests.
+func ch09CopiesScenario(t *testing.T, subscribers ...func(AgentEvent)) (AgentState, *ScriptedModel) {
+	t.Helper()
+	model := NewScriptedModel(ch09ToolUse(ch09Call("c1")), ch09Answer("好"))
+	var a *Agent
+	a = ch09NewAgent(t, AgentOptions{Model: model,
+		ExecuteToolCall: func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+			exec.ReportProgress([]ContentBlock{Text("进行中")})
+			if err := a.Steer(UserText("顺便")); err != nil {
+				return ToolResultMessage{}, err
+			}
+			return ToolResultMessage{Content: []ContentBlock{Text("ok")}}, nil
+		}})
+	for _, s := range subscribers {
+		a.Subscribe(s)
+	}
 	runLab(t, func() {
 		if err := a.Prompt(t.Context(), UserText("你好")); err != nil {
 			t.Fatalf("Prompt: %v", err)
 		}
 	})
-	st := ch09Settle(t, a)
-	select {
-	case got := <-seen:
-		if diff := cmp.Diff([]string{"user:你好", "assistant/stop:好"}, got); diff != "" {
-			t.Errorf("run_end seen by the second subscriber after the first changed its copy (-want +got):\n%s", diff)
+	return ch09Settle(t, a), model
+}
+
+// ch09Pristine is what every subscriber of ch09CopiesScenario must see, whatever the others do.
+var ch09Pristine = []string{
+	"run_start:user:你好",
+	"model_event:done:我先查一下。|call:c1",
+	"assistant_message:我先查一下。|call:c1",
+	"tool_progress:进行中",
+	"tool_end:ok",
+	"queued_message:user:顺便",
+	"model_event:done:好",
+	"assistant_message:好",
+	"run_end:user:你好 / assistant:我先查一下。|call:c1 / toolResult:ok / user:顺便 / assistant:好 dropped:",
+}
+
+func TestLab9_5_订阅者_OwnCopies(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// The first subscriber overwrites the content of every event it gets (and panics at
+	// run_end); the second must still see every event as it happened: every subscriber gets
+	// its own deep copy of every event.
+	var mu sync.Mutex
+	var seen []string
+	st, _ := ch09CopiesScenario(t,
+		func(e AgentEvent) {
+			ch09Deface(e)
+			if _, ok := e.(RunEndEvent); ok {
+				panic("改完就崩")
+			}
+		},
+		func(e AgentEvent) {
+			if r, ok := ch09Render(e); ok {
+				mu.Lock()
+				seen = append(seen, r)
+				mu.Unlock()
+			}
+		})
+	mu.Lock()
+	defer mu.Unlock()
+	var edits []string
+	for _, r := range seen {
+		if e, ok := ch09Edits(r); ok {
+			edits = append(edits, e)
 		}
-	default:
-		t.Fatal("the second subscriber never got run_end")
 	}
-	if diff := cmp.Diff([]string{"user:你好", "assistant/stop:好"}, ch09Lines(st.Messages)); diff != "" {
-		t.Errorf("state transcript after a subscriber changed its copy of run_end (-want +got):\n%s", diff)
+	if len(edits) > 0 {
+		t.Fatalf("the second subscriber saw the first one's edits (event←where they were made): %s; every subscriber gets its own deep copy of every event", strings.Join(edits, ", "))
+	}
+	if diff := cmp.Diff(ch09Pristine, seen); diff != "" {
+		t.Errorf("events the second subscriber saw (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"subscriber 1 panicked on run_end: 改完就崩"}, st.SubscriberErrors); diff != "" {
 		t.Errorf("subscriber errors (-want +got):\n%s", diff)
 	}
+}
+
+func TestLab9_5_订阅者_RunUnchangedBySubscriber(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	// A single subscriber overwrites the content of every event it gets (and panics at
+	// run_end): neither the run nor the agent's state may change.
+	st, model := ch09CopiesScenario(t, func(e AgentEvent) {
+		ch09Deface(e)
+		if _, ok := e.(RunEndEvent); ok {
+			panic("改完就崩")
+		}
+	})
+	var requests []string
+	for _, r := range model.Requests() {
+		requests = append(requests, ch09FullAll(r.Messages))
+	}
+	want := []string{"user:你好", "user:你好 / assistant:我先查一下。|call:c1 / toolResult:ok / user:顺便"}
+	if !slices.Equal(requests, want) {
+		t.Fatalf("the model was asked %q, want %q: a subscriber changed the run through the event it was given (it must get a copy)", requests, want)
+	}
+	if got, want := ch09FullAll(st.Messages), "user:你好 / assistant:我先查一下。|call:c1 / toolResult:ok / user:顺便 / assistant:好"; got != want {
+		t.Errorf("the agent's transcript = %q, want %q", got, want)
+	}
+}
+
+func TestLab9_5_订阅者_ChangesDuringDelivery(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
+	first, second, third, late := &ch09Recorder{}, &ch09Recorder{}, &ch09Recorder{}, &ch09Recorder{}
+	var unsubscribeSecond func()
+	first.hook = func(e AgentEvent) {
+		if _, ok := e.(RunStartEvent); ok {
+			unsubscribeSecond()  // removed while run_start is delivered
+			a.Subscribe(late.on) // added while run_start is delivered
+		}
+	}
+	a.Subscribe(first.on)
+	unsubscribeSecond = a.Subscribe(second.on)
+	a.Subscribe(third.on)
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("你好")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	ch09Settle(t, a)
+	all := []string{"run_start#1", "model_event:start#1", "model_event:text_delta#1", "model_event:done/stop#1", "assistant_message:stop#1", "turn_end:stop/1#1", "run_end:stop#1"}
+	if got, want := second.kinds(), all[:1]; !slices.Equal(got, want) {
+		t.Errorf("the subscriber removed while run_start#1 was delivered got %q, want %q: an event goes to every subscription that existed when its delivery began, and a removed one gets nothing later", got, want)
+	}
+	if got, want := late.kinds(), all[1:]; !slices.Equal(got, want) {
+		t.Errorf("the subscriber added while run_start#1 was delivered got %q, want %q: it begins with the next event", got, want)
+	}
+	if got := third.kinds(); !slices.Equal(got, all) {
+		t.Errorf("the subscriber after them got %q, want %q", got, all)
+	}
+	if got := first.kinds(); !slices.Equal(got, all) {
+		t.Errorf("the first subscriber got %q, want %q", got, all)
+	}
+}
+
+func TestLab9_5_订阅者_OneAtATime(t *testing.T) {
+	ch09Bubble(t, func(t *testing.T) {
+		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
+		gone := a.Subscribe(func(AgentEvent) { t.Error("a subscription removed before the run got an event") })
+		runLab(t, gone)
+		secondIn := make(chan struct{})
+		var mu sync.Mutex
+		var overlaps []string
+		a.Subscribe(func(e AgentEvent) {
+			if _, ok := e.(RunStartEvent); ok {
+				synctest.Wait() // let every other goroutine go as far as it can
+				select {
+				case <-secondIn:
+					mu.Lock()
+					overlaps = append(overlaps, ch09Kind(e))
+					mu.Unlock()
+				default:
+				}
+			}
+		})
+		a.Subscribe(func(e AgentEvent) {
+			if _, ok := e.(RunStartEvent); ok {
+				close(secondIn)
+			}
+		})
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("你好")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		ch09Settle(t, a)
+		mu.Lock()
+		defer mu.Unlock()
+		if len(overlaps) > 0 {
+			t.Errorf("the second subscriber was called while the first was still handling %s: subscribers are called one at a time, never two at once", overlaps[0])
+		}
+	})
 }
 
 func TestLab9_5_订阅者_NestedEventsInOrder(t *testing.T) {
