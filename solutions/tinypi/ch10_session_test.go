@@ -194,8 +194,8 @@ func ch10NoLeaks(t *testing.T) {
 }
 
 // ch10Patience is how long a test waits for a call that takes microseconds before it reports that
-// the call never returned: far longer than any correct call needs, and far shorter than the minute
-// after which `go test` stops the whole run.
+// the call never returned: far longer than any correct call needs, and far shorter than the time
+// after which `course test` (a minute) or `go test` (ten) stops the whole run.
 const ch10Patience = 5 * time.Second
 
 // ch10LockWhy is what a call that never returns most likely means in this chapter.
