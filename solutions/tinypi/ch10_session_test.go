@@ -15,13 +15,20 @@ package tinypi
 // calls they observe, loop events, channels), never on time.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -134,21 +141,120 @@ func ch10NoErr(t *testing.T, err error, doing string) {
 	t.Fatalf("%s failed:\n%v", doing, err)
 }
 
-// ch10Append appends e and returns its seq, failing the test on an error.
+// ch10Append appends e and returns its seq, failing the test on an error, or at once when Append
+// does not return.
 func ch10Append(t *testing.T, s *Session, e SessionEvent) int {
 	t.Helper()
-	var seq int
-	var err error
-	runLab(t, func() { seq, err = s.Append(e) })
-	ch10NoErr(t, err, "Append")
-	return seq
+	type appended struct {
+		seq int
+		err error
+	}
+	a := ch10Within(t, fmt.Sprintf("Append(%s)", e.Type), ch10LockWhy, func() appended {
+		seq, err := s.Append(e)
+		return appended{seq, err}
+	})
+	ch10NoErr(t, a.err, "Append")
+	return a.seq
+}
+
+// ch10Begin calls s.BeginToolBatch(calls), failing the test on an error, or at once when it does
+// not return.
+func ch10Begin(t *testing.T, s *Session, calls []ToolCall) *ToolBatchLog {
+	t.Helper()
+	type begun struct {
+		batch *ToolBatchLog
+		err   error
+	}
+	b := ch10Within(t, "BeginToolBatch", ch10LockWhy, func() begun {
+		batch, err := s.BeginToolBatch(calls)
+		return begun{batch, err}
+	})
+	ch10NoErr(t, b.err, "BeginToolBatch")
+	return b.batch
+}
+
+// ch10SessionMessages returns s.Messages(), failing the test at once when it does not return.
+func ch10SessionMessages(t *testing.T, s *Session) []Message {
+	t.Helper()
+	return ch10Within(t, "Messages()", ch10LockWhy, s.Messages)
 }
 
 // ch10NoLeaks checks, after every cleanup of the test (sessions are closed in cleanups), that no
-// goroutine the test started is left.
+// goroutine the test started is left; goroutines that were there before it started are not its
+// own. A test that failed is not checked: it may have left behind the goroutine it reported
+// stuck, and saying so twice helps nobody.
 func ch10NoLeaks(t *testing.T) {
 	t.Helper()
-	t.Cleanup(func() { goleak.VerifyNone(t) })
+	before := goleak.IgnoreCurrent()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			goleak.VerifyNone(t, before)
+		}
+	})
+}
+
+// ch10Patience is how long a test waits for a call that takes microseconds before it reports that
+// the call never returned: far longer than any correct call needs, and far shorter than the time
+// after which `course test` (a minute) or `go test` (ten) stops the whole run.
+const ch10Patience = 5 * time.Second
+
+// ch10LockWhy is what a call that never returns most likely means in this chapter.
+const ch10LockWhy = "a lock was never released: a function that takes the session's lock returned on some path without unlocking it, or locked it again while holding it (a sync.Mutex is not reentrant), so every later call waits forever"
+
+// ch10Within runs f on a goroutine of its own, under the lab guard, and returns its result. When
+// f has not returned after ch10Patience, the test fails at once, saying that what did not return
+// and why (the first line), followed by the stack of the goroutine that is stuck. f must not call
+// t's methods: it runs on another goroutine.
+func ch10Within[T any](t *testing.T, what, why string, f func() T) T {
+	t.Helper()
+	type outcome struct {
+		value T
+		panic any
+		stack []byte
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			if p := recover(); p != nil {
+				o.panic, o.stack = p, debug.Stack()
+			}
+			done <- o
+		}()
+		o.value = f()
+	}()
+	timer := time.NewTimer(ch10Patience)
+	defer timer.Stop()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-timer.C:
+		select {
+		case o = <-done: // it returned just in time
+		default:
+			t.Fatalf("%s did not return within %v: %s\n\nthe goroutine that is stuck:\n%s", what, ch10Patience, why, ch10StuckStacks())
+		}
+	}
+	if o.panic != nil {
+		if msg := labPendingRE.FindString(fmt.Sprint(o.panic)); msg != "" {
+			t.Fatal(msg)
+		}
+		t.Fatalf("panic: %v\n%s", o.panic, o.stack)
+	}
+	return o.value
+}
+
+// ch10StuckStacks returns the stacks of the goroutines ch10Within started that are still running.
+func ch10StuckStacks() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var stuck []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "ch10Within") && !strings.Contains(g, "ch10StuckStacks") {
+			stuck = append(stuck, g)
+		}
+	}
+	return strings.Join(stuck, "\n\n")
 }
 
 // ch10Close closes s when the test ends.
@@ -251,9 +357,13 @@ func TestLab10_1_记录与投影_AppendNumbersAndKeepsCopies(t *testing.T) {
 		{"a tool/result pointing nowhere", SessionEvent{Type: EventToolResult, Message: ch10Result("c1", "x"), SourceEventSeqs: []int{99}}},
 		{"a tool/result of another call", SessionEvent{Type: EventToolResult, Message: ch10Result("c2", "x"), SourceEventSeqs: []int{3}}},
 		{"a tool/result without its call's seq", SessionEvent{Type: EventToolResult, Message: ch10Result("c1", "x")}},
+		{"a second tool/result for c1", SessionEvent{Type: EventToolResult, Message: ch10Result("c1", "again"), SourceEventSeqs: []int{3}}},
+		{"a tool/start of c1 after its result", SessionEvent{Type: EventToolStart, Call: &ToolCall{ID: "c1", Name: "read"}, SourceEventSeqs: []int{3}}},
+		{"a tool/call without an ID", SessionEvent{Type: EventToolCall, Call: &ToolCall{Name: "read"}}},
 	}
 	for _, c := range refused {
-		if err := callLab(t, func() error { _, err := s.Append(c.e); return err }); err == nil {
+		err := ch10Within(t, "Append of "+c.name, ch10LockWhy, func() error { _, err := s.Append(c.e); return err })
+		if err == nil {
 			t.Errorf("Append accepted %s; want an error", c.name)
 		}
 	}
@@ -293,7 +403,7 @@ func TestLab10_1_记录与投影_DeriveMessagesIsACachedProjection(t *testing.T)
 
 	s := NewSession("s-01")
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
-	first := callLab(t, s.Messages)
+	first := ch10SessionMessages(t, s)
 	if diff := cmp.Diff([]string{"user:读 README"}, ch10Messages(first)); diff != "" {
 		t.Fatalf("Messages after one prompt (-want +got):\n%s", diff)
 	}
@@ -302,7 +412,7 @@ func TestLab10_1_记录与投影_DeriveMessagesIsACachedProjection(t *testing.T)
 	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1")})
 	seq := ch10Append(t, s, SessionEvent{Type: EventToolCall, Call: &call})
 	ch10Append(t, s, SessionEvent{Type: EventToolResult, Message: ch10Result("c1", "# tinypi"), SourceEventSeqs: []int{seq}})
-	after := ch10Messages(callLab(t, s.Messages))
+	after := ch10Messages(ch10SessionMessages(t, s))
 	if len(after) != 3 {
 		t.Fatalf("after 3 more events Messages returns %d messages, want 3: the cache grows by exactly the events appended since the last call\n%q", len(after), after)
 	}
@@ -312,7 +422,7 @@ func TestLab10_1_记录与投影_DeriveMessagesIsACachedProjection(t *testing.T)
 	if diff := cmp.Diff(want, after); diff != "" {
 		t.Fatalf("Messages after the result (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(want, ch10Messages(callLab(t, s.Messages))); diff != "" {
+	if diff := cmp.Diff(want, ch10Messages(ch10SessionMessages(t, s))); diff != "" {
 		t.Fatalf("Messages called twice with nothing appended in between (-want +got):\n%s", diff)
 	}
 	if got := ch10Messages(first); got[0] != "user:模型改了请求" || len(got) != 1 {
@@ -328,11 +438,7 @@ func TestLab10_2_提交游标_CallsAreLoggedBeforeResults(t *testing.T) {
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读三个文件")})
 	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1", "c2", "c3")})
 	calls := []ToolCall{ch10Call("c1"), ch10Call("c2"), ch10Call("c3")}
-	batch := callLab(t, func() *ToolBatchLog {
-		b, err := s.BeginToolBatch(calls)
-		ch10NoErr(t, err, "BeginToolBatch")
-		return b
-	})
+	batch := ch10Begin(t, s, calls)
 	want := []string{
 		"0 user/message user:读三个文件",
 		"1 assistant/message assistant:[c1 c2 c3]",
@@ -366,22 +472,24 @@ func TestLab10_2_提交游标_ResultsCommitInCallOrder(t *testing.T) {
 		{order: []int{2, 0, 1}, committed: []string{"", "c1", "c2 c3"}},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprint(c.order), func(t *testing.T) {
+		// One order that fails is enough: the next would only say it again (or wait again).
+		if !t.Run(fmt.Sprint(c.order), func(t *testing.T) {
 			s := NewSession("s-01")
 			ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1", "c2", "c3")})
 			calls := []ToolCall{ch10Call("c1"), ch10Call("c2"), ch10Call("c3")}
-			batch := callLab(t, func() *ToolBatchLog {
-				b, err := s.BeginToolBatch(calls)
-				ch10NoErr(t, err, "BeginToolBatch")
-				return b
-			})
+			batch := ch10Begin(t, s, calls)
 			for k, i := range c.order {
-				done := callLab(t, func() []ToolResultMessage {
+				type finished struct {
+					committed []ToolResultMessage
+					err       error
+				}
+				f := ch10Within(t, "Finish", ch10LockWhy, func() finished {
 					// The executor's result may name no call at all: the batch pairs it.
 					r, err := batch.Finish(i, ToolResultMessage{Content: []ContentBlock{Text("内容" + calls[i].ID)}})
-					ch10NoErr(t, err, "Finish")
-					return r
+					return finished{r, err}
 				})
+				ch10NoErr(t, f.err, "Finish")
+				done := f.committed
 				var ids []string
 				for _, r := range done {
 					ids = append(ids, r.ToolCallID)
@@ -408,13 +516,15 @@ func TestLab10_2_提交游标_ResultsCommitInCallOrder(t *testing.T) {
 			if got := batch.Committed(); got != 3 {
 				t.Errorf("Committed() = %d, want 3", got)
 			}
-			if err := callLab(t, func() error { _, err := batch.Finish(1, ch10Result("c2", "again")); return err }); err == nil {
+			if err := ch10Within(t, "Finish", ch10LockWhy, func() error { _, err := batch.Finish(1, ch10Result("c2", "again")); return err }); err == nil {
 				t.Errorf("a second result for c2 was accepted; want an error")
 			}
 			if got := s.Len(); got != 7 {
 				t.Errorf("after the refused second result Len() = %d, want 7", got)
 			}
-		})
+		}) {
+			break
+		}
 	}
 }
 
@@ -473,23 +583,28 @@ func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 	}
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
 	ch10Append(t, s, SessionEvent{Type: EventTurnStart, Turn: 1})
-	ch10NoErr(t, callLab(t, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
 	want := []string{"0 user/message user:读 README", "1 turn/start 1"}
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after Flush (-want +got): Flush returns once every event appended before it is written:\n%s", diff)
 	}
-	ch10NoErr(t, callLab(t, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after a second Flush with nothing new (-want +got): each event is written once:\n%s", diff)
 	}
 
 	// The barrier before a model request: everything the request holds is on disk first.
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("再读 go.mod")})
-	messages := callLab(t, func() []Message {
+	type request struct {
+		messages []Message
+		err      error
+	}
+	req := ch10Within(t, "ModelRequest", ch10LockWhy, func() request {
 		m, err := s.ModelRequest(context.Background())
-		ch10NoErr(t, err, "ModelRequest")
-		return m
+		return request{m, err}
 	})
+	ch10NoErr(t, req.err, "ModelRequest")
+	messages := req.messages
 	if diff := cmp.Diff([]string{"user:读 README", "user:再读 go.mod"}, ch10Messages(messages)); diff != "" {
 		t.Errorf("ModelRequest's messages (-want +got):\n%s", diff)
 	}
@@ -503,11 +618,7 @@ func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 
 	// The barrier before a tool body: its tool/start is on disk before the body may run.
 	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1", "c2")})
-	batch := callLab(t, func() *ToolBatchLog {
-		b, err := s.BeginToolBatch([]ToolCall{ch10Call("c1"), ch10Call("c2")})
-		ch10NoErr(t, err, "BeginToolBatch")
-		return b
-	})
+	batch := ch10Begin(t, s, []ToolCall{ch10Call("c1"), ch10Call("c2")})
 	ch10NoErr(t, callLab(t, func() error { return batch.Start(context.Background(), 1) }), "Start")
 	want = append(want, "3 model/request through=2 messages=2", "4 assistant/message assistant:[c1 c2]", "5 tool/call c1", "6 tool/call c2", "7 tool/start c2 <-6")
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
@@ -521,6 +632,41 @@ func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 	}
 	if got := s.Len(); got != 8 {
 		t.Errorf("after Start with a cancelled context Len() = %d, want 8: no tool/start is logged for a call that will not run", got)
+	}
+}
+
+func TestLab10_3_写盘与屏障_ALoggedStartHasStarted(t *testing.T) {
+	ch10NoLeaks(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The seam: Append stamps each event with SessionOptions.Now, so a Now that cancels ctx
+	// cancels the run exactly while Start logs the tool/start: after Start's check of ctx, before
+	// its flush, on every run.
+	var armed atomic.Bool
+	path := filepath.Join(t.TempDir(), "s-01.jsonl")
+	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, FlushWindow: time.Hour, Now: func() time.Time {
+		if armed.Swap(false) {
+			cancel()
+		}
+		return time.Now()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch10Close(t, s)
+	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1")})
+	batch := ch10Begin(t, s, []ToolCall{ch10Call("c1")})
+	armed.Store(true)
+	err = callLab(t, func() error { return batch.Start(ctx, 0) })
+	if ctx.Err() == nil {
+		t.Fatalf("Start returned %v without logging anything: with a live ctx it logs the call's tool/start", err)
+	}
+	if err != nil {
+		t.Fatalf("Start returned %q although the run was cancelled only after the call's tool/start was logged: once its tool/start is logged the call has started, so Start waits for the write all the same (flush with context.WithoutCancel(ctx)) and returns nil, and the body runs", err)
+	}
+	want := []string{"0 assistant/message assistant:[c1]", "1 tool/call c1", "2 tool/start c1 <-1"}
+	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
+		t.Fatalf("the file when Start returned (-want +got): the tool/start is written although the run was cancelled while it was logged:\n%s", diff)
 	}
 }
 
@@ -732,8 +878,137 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 	}
 }
 
+// ch10NotStarted is how the tests render the result of call id that did not start because of
+// err: the text notStarted writes, and its code.
+func ch10NotStarted(id, err string) string {
+	return "toolResult:" + id + "=Tool call was not started: " + err + " [" + ToolNotStarted + "]"
+}
+
+// ch10ResultsOf renders the tool results of messages with their code, if any:
+// "toolResult:c1=# tinypi" or "toolResult:c1=Tool call was not started: … [TOOL_NOT_STARTED]".
+// A result that is not an error is marked "(not an error)".
+func ch10ResultsOf(messages []Message) []string {
+	out := []string{}
+	for _, m := range messages {
+		r, ok := m.(ToolResultMessage)
+		if !ok {
+			continue
+		}
+		line := ch10Message(r)
+		if code, ok := r.Details["code"]; ok {
+			line += fmt.Sprintf(" [%v]", code)
+		}
+		if !r.IsError {
+			line += " (not an error)"
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
 func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.T) {
 	ch10NoLeaks(t)
+	t.Run("cancelled while the model answered", func(t *testing.T) {
+		s := NewSession("s-01")
+		ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读三个文件")})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		// The run is cancelled while the model answers with three calls: the batch begins with a
+		// cancelled ctx, so no call starts, and each still gets its result.
+		model := &ch10Model{replies: []AssistantMessage{ch10ToolUse("c1", "c2", "c3")}, onStream: func(int) { cancel() }}
+		var mu sync.Mutex
+		var ran []string
+		var res AgentRunResult
+		runLab(t, func() {
+			res, _ = RunAgentLoop(ctx, AgentLoopOptions{Model: model, Session: s,
+				ExecuteToolCall: func(_ context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
+					mu.Lock()
+					ran = append(ran, call.ID)
+					mu.Unlock()
+					return ToolResultMessage{}, nil
+				}})
+		})
+		if len(ran) > 0 {
+			slices.Sort(ran)
+			t.Fatalf("%v ran although the run was cancelled before its batch began: a call whose Start fails does not run", ran)
+		}
+		wantResults := []string{
+			ch10NotStarted("c1", "context canceled"),
+			ch10NotStarted("c2", "context canceled"),
+			ch10NotStarted("c3", "context canceled"),
+		}
+		if diff := cmp.Diff(wantResults, ch10ResultsOf(res.Messages)); diff != "" {
+			t.Fatalf("the results in the run's transcript (-want +got): a call that never started gets notStarted's result, an error with the code TOOL_NOT_STARTED:\n%s", diff)
+		}
+		want := []string{
+			"0 user/message user:读三个文件",
+			"1 turn/start 1",
+			"2 model/request through=1 messages=1",
+			"3 assistant/message assistant:[c1 c2 c3]",
+			"4 tool/call c1",
+			"5 tool/call c2",
+			"6 tool/call c3",
+			"7 tool/result c1 <-4 TOOL_NOT_STARTED",
+			"8 tool/result c2 <-5 TOOL_NOT_STARTED",
+			"9 tool/result c3 <-6 TOOL_NOT_STARTED",
+			"10 turn/end 1 aborted",
+		}
+		if diff := cmp.Diff(want, ch10Lines(s.Events())); diff != "" {
+			t.Fatalf("the log (-want +got): no tool/start for calls that never start, every call answered in call order, then the turn closed as aborted:\n%s", diff)
+		}
+		if diff := cmp.Diff(wantResults, ch10ResultsOf(s.Messages())); diff != "" {
+			t.Errorf("the results the log derives (-want +got):\n%s", diff)
+		}
+		if res.Reason != RunAborted {
+			t.Errorf("the run ended %q, want aborted", res.Reason)
+		}
+	})
+	t.Run("the log cannot be written", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "s-01.jsonl")
+		s, err := CreateSession(SessionOptions{ID: "s-01", Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch10Close(t, s)
+		ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读两个文件")})
+		// The session is closed while the model answers: from then on every flush fails, so no
+		// tool/start can be written and no call may start.
+		model := &ch10Model{replies: []AssistantMessage{ch10ToolUse("c1", "c2"), ch10Answer("读完了")}, onStream: func(n int) {
+			if n == 0 {
+				s.Close()
+			}
+		}}
+		var mu sync.Mutex
+		var ran []string
+		var res AgentRunResult
+		runLab(t, func() {
+			res, _ = RunAgentLoop(context.Background(), AgentLoopOptions{Model: model, Session: s,
+				ExecuteToolCall: func(_ context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
+					mu.Lock()
+					ran = append(ran, call.ID)
+					mu.Unlock()
+					return ch10Result(call.ID, "内容"+call.ID), nil
+				}})
+		})
+		if len(ran) > 0 {
+			slices.Sort(ran)
+			t.Fatalf("%v ran although their tool/start could not be written (the session was closed, so every flush fails): a call whose Start returns an error, whatever the error, does not run", ran)
+		}
+		wantResults := []string{
+			ch10NotStarted("c1", "tinypi: session: the file is closed"),
+			ch10NotStarted("c2", "tinypi: session: the file is closed"),
+		}
+		if diff := cmp.Diff(wantResults, ch10ResultsOf(res.Messages)); diff != "" {
+			t.Fatalf("the results in the run's transcript (-want +got): a call whose tool/start could not be written gets notStarted's result:\n%s", diff)
+		}
+		want := []string{"0 user/message user:读两个文件", "1 turn/start 1", "2 model/request through=1 messages=1"}
+		if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
+			t.Errorf("the file (-want +got): nothing reaches it after the session was closed:\n%s", diff)
+		}
+		if res.Reason != RunError {
+			t.Errorf("the run ended %q, want error: the next request's barrier fails", res.Reason)
+		}
+	})
 	t.Run("abort during the batch", func(t *testing.T) {
 		s := NewSession("s-01")
 		ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读三个文件")})
@@ -754,10 +1029,13 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 				done <- res
 			})
 		}()
-		select {
-		case <-started:
-		case <-done:
-			t.Fatalf("the run ended before a tool started: %v", ch10Lines(s.Events()))
+		// The abort comes once all three tools are running.
+		for range 3 {
+			select {
+			case <-started:
+			case <-done:
+				t.Fatalf("the run ended before its three tools started: %v", ch10Lines(s.Events()))
+			}
 		}
 		cancel()
 		res := <-done
@@ -780,15 +1058,11 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 		if len(unpaired) > 0 {
 			t.Fatalf("after the abort every logged call needs exactly one result:\n%s\nthe log:\n%s", strings.Join(unpaired, "\n"), strings.Join(ch10Lines(events), "\n"))
 		}
-		// Which tool/starts were logged depends on how far each tool goroutine got before the
-		// abort; everything else is fixed.
+		// The three tool/starts come in the order the tool goroutines logged them; everything
+		// else is fixed.
 		var lines []string
 		for _, e := range events {
-			switch e.Type {
-			case EventToolStart:
-			case EventToolResult:
-				lines = append(lines, fmt.Sprintf("tool/result %s <-%d", e.Message.(ToolResultMessage).ToolCallID, e.SourceEventSeqs[0]))
-			default:
+			if e.Type != EventToolStart {
 				lines = append(lines, strings.SplitN(ch10Line(e), " ", 2)[1])
 			}
 		}
@@ -807,6 +1081,11 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 		}
 		if diff := cmp.Diff(want, lines); diff != "" {
 			t.Errorf("the log without its tool/starts (-want +got): every call answered, in call order, then the turn closed as aborted:\n%s", diff)
+		}
+		// The tools saw the abort and returned its error: that is their result, not TOOL_NOT_STARTED.
+		wantResults := []string{"toolResult:c1=context canceled", "toolResult:c2=context canceled", "toolResult:c3=context canceled"}
+		if diff := cmp.Diff(wantResults, ch10ResultsOf(res.Messages)); diff != "" {
+			t.Errorf("the results of the three started calls (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("calls of a cut-off answer", func(t *testing.T) {
@@ -898,6 +1177,84 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 	})
 }
 
+func TestLab10_4_模型可见即已记录_AStartedCallRuns(t *testing.T) {
+	ch10NoLeaks(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// The seam: Append stamps each event with SessionOptions.Now. This Now cancels the run while
+	// the first tool/start is being logged (the 9th event: the prompt, turn/start, model/request,
+	// the assistant and four tool/calls come first), after its Start checked ctx and before it
+	// flushed: the window in which a call could be logged as started and then not run.
+	var stamps atomic.Int32
+	path := filepath.Join(t.TempDir(), "s-01.jsonl")
+	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, Now: func() time.Time {
+		if stamps.Add(1) == 9 {
+			cancel()
+		}
+		return time.Now()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch10Close(t, s)
+	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读四个文件")})
+	model := &ch10Model{replies: []AssistantMessage{ch10ToolUse("c1", "c2", "c3", "c4"), ch10Answer("读完了")}}
+	var mu sync.Mutex
+	ran := map[string]bool{}
+	exec := func(_ context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
+		mu.Lock()
+		ran[call.ID] = true
+		mu.Unlock()
+		return ch10Result(call.ID, "内容"+call.ID), nil
+	}
+	var res AgentRunResult
+	runLab(t, func() {
+		res, _ = RunAgentLoop(ctx, AgentLoopOptions{Model: model, ExecuteToolCall: exec, Session: s})
+	})
+	events := s.Events()
+	if len(events) < 9 || events[8].Type != EventToolStart {
+		t.Fatalf("event 8 of the log is not the first tool/start, so the cancellation did not land where this test wants it:\n%s", strings.Join(ch10Lines(events), "\n"))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	startSeqs := map[int]bool{}
+	for _, e := range events {
+		if e.Type == EventToolStart {
+			startSeqs[e.SourceEventSeqs[0]] = true
+		}
+	}
+	// Which calls got past Start before the cancellation depends on the tool goroutines; the
+	// first line of each failure does not, so that it names the mistake, not the interleaving.
+	problems := map[string][]string{}
+	for _, e := range events {
+		if e.Type != EventToolResult {
+			continue
+		}
+		r := e.Message.(ToolResultMessage)
+		started, code := startSeqs[e.SourceEventSeqs[0]], r.Details["code"]
+		var what string
+		switch {
+		case started && !ran[r.ToolCallID]:
+			what = "a call has a tool/start in the log but its body never ran: once Start logged the tool/start the call has started, and a cancellation that comes after does not stop it"
+		case !started && ran[r.ToolCallID]:
+			what = "a call ran without a tool/start in the log"
+		case started && code == ToolNotStarted:
+			what = "a call has a tool/start in the log and a result with code TOOL_NOT_STARTED: a call either started or did not"
+		case !started && code != ToolNotStarted:
+			what = "a call that never started has a result without the code TOOL_NOT_STARTED: give it notStarted's result"
+		default:
+			continue
+		}
+		problems[what] = append(problems[what], fmt.Sprintf("%s: tool/start logged %v, body ran %v, result %q, code %v", r.ToolCallID, started, ran[r.ToolCallID], TextOf(r.Content), code))
+	}
+	for _, what := range slices.Sorted(maps.Keys(problems)) {
+		t.Errorf("%s\n%s\nthe log:\n%s", what, strings.Join(problems[what], "\n"), strings.Join(ch10Lines(events), "\n"))
+	}
+	if res.Reason != RunAborted {
+		t.Errorf("the run ended %q, want aborted", res.Reason)
+	}
+}
+
 // --- 10.5 ------------------------------------------------------------------------------------
 
 // ch10WriteFile writes a session file by hand: the header, then lines.
@@ -924,15 +1281,35 @@ const (
 	ch10LineResult1   = `{"type":"tool/result","seq":8,"data":{"message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"# tinypi"}]}},"sourceEventSeqs":[3]}` + "\n"
 )
 
+// ch10CallLine, ch10StartLine and ch10ResultLine write the lines of a call's events by hand.
+func ch10CallLine(seq int, id string) string {
+	return fmt.Sprintf(`{"type":"tool/call","seq":%d,"data":{"callId":%q,"name":"read","arguments":"{}"}}`+"\n", seq, id)
+}
+
+func ch10StartLine(seq int, id string, callSeq int) string {
+	return fmt.Sprintf(`{"type":"tool/start","seq":%d,"data":{"callId":%q,"name":"read"},"sourceEventSeqs":[%d]}`+"\n", seq, id, callSeq)
+}
+
+func ch10ResultLine(seq int, id string, callSeq int) string {
+	return fmt.Sprintf(`{"type":"tool/result","seq":%d,"data":{"message":{"role":"toolResult","toolCallId":%q,"toolName":"read","content":[{"type":"text","text":"内容%s"}]}},"sourceEventSeqs":[%d]}`+"\n", seq, id, id, callSeq)
+}
+
+// ch10Load loads the session file at path, failing the test on an error, or at once when
+// LoadSession does not return. The session is closed when the test ends.
 func ch10Load(t *testing.T, path string) (*Session, SessionRepair) {
+	t.Helper()
+	return ch10LoadWith(t, path, SessionOptions{})
+}
+
+func ch10LoadWith(t *testing.T, path string, opts SessionOptions) (*Session, SessionRepair) {
 	t.Helper()
 	type loaded struct {
 		s   *Session
 		rep SessionRepair
 		err error
 	}
-	l := callLab(t, func() loaded {
-		s, rep, err := LoadSession(path, SessionOptions{})
+	l := ch10Within(t, "LoadSession", ch10LockWhy, func() loaded {
+		s, rep, err := LoadSession(path, opts)
 		return loaded{s, rep, err}
 	})
 	ch10NoErr(t, l.err, "LoadSession")
@@ -971,11 +1348,20 @@ func TestLab10_5_崩溃修复_TornLastLineIsCutDamageIsRefused(t *testing.T) {
 		{"a seq out of step", []string{ch10LineUser, ch10LineAssistant}, 3},
 		{"an unknown type not marked ignorable", []string{ch10LineUser, `{"type":"tool/progress","seq":1,"data":{}}` + "\n"}, 3},
 		{"a result that answers no call", []string{ch10LineUser, ch10LineTurn, ch10LineAssistant, strings.Replace(ch10LineResult1, `"seq":8`, `"seq":3`, 1)}, 5},
+		// Every rule Append follows, LoadSession follows too: the last line of each log below is
+		// an event Append refuses after the ones before it.
+		{"a second result for one call, its seq renumbered", []string{ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10CallLine(3, "c1"), ch10ResultLine(4, "c1", 3), ch10ResultLine(5, "c1", 3)}, 7},
+		{"a result whose toolCallId is another call's", []string{ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10CallLine(3, "c1"), ch10CallLine(4, "c2"), ch10ResultLine(5, "c2", 3)}, 7},
+		{"a tool/call without an ID", []string{ch10LineUser, `{"type":"tool/call","seq":1,"data":{"name":"read","arguments":"{}"}}` + "\n"}, 3},
+		{"a tool/start whose callId is another call's", []string{ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10CallLine(3, "c1"), ch10CallLine(4, "c2"), ch10StartLine(5, "c2", 3)}, 7},
+		{"a second tool/start of one call", []string{ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10CallLine(3, "c1"), ch10StartLine(4, "c1", 3), ch10StartLine(5, "c1", 3)}, 7},
+		{"a tool/start after the call's result", []string{ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10CallLine(3, "c1"), ch10ResultLine(4, "c1", 3), ch10StartLine(5, "c1", 3)}, 7},
+		{"a tool/result holding a user message", []string{ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10CallLine(3, "c1"), `{"type":"tool/result","seq":4,"data":{"message":{"role":"user","content":[{"type":"text","text":"x"}]}},"sourceEventSeqs":[3]}` + "\n"}, 6},
 	}
 	for _, c := range damaged {
 		path := ch10WriteFile(t, c.lines...)
 		before, _ := os.ReadFile(path)
-		err := callLab(t, func() error {
+		err := ch10Within(t, "LoadSession", ch10LockWhy, func() error {
 			s, _, err := LoadSession(path, SessionOptions{})
 			if err == nil {
 				s.Close()
@@ -984,14 +1370,30 @@ func TestLab10_5_崩溃修复_TornLastLineIsCutDamageIsRefused(t *testing.T) {
 		})
 		var damage *SessionDamageError
 		if !errors.As(err, &damage) {
-			t.Errorf("%s: LoadSession returned %v, want a *SessionDamageError", c.name, err)
+			t.Errorf("%s: LoadSession returned no *SessionDamageError\n%v", c.name, err)
 			continue
 		}
 		if damage.Line != c.line {
-			t.Errorf("%s: the error names line %d, want line %d (%v)", c.name, damage.Line, c.line, err)
+			t.Errorf("%s: the error names line %d, want line %d\n%v", c.name, damage.Line, c.line, err)
 		}
 		if after, _ := os.ReadFile(path); string(after) != string(before) {
 			t.Errorf("%s: loading changed the damaged file; it must be left as it was", c.name)
+		}
+	}
+	// The same events, appended one by one: Append refuses exactly the event LoadSession refused.
+	for _, c := range damaged[3:] {
+		s := NewSession("s-01")
+		for i, line := range c.lines {
+			e, err := DecodeSessionEvent([]byte(strings.TrimSuffix(line, "\n")))
+			if err != nil {
+				t.Fatalf("%s: line %d of the test's log: %v", c.name, i+2, err)
+			}
+			err = ch10Within(t, "Append", ch10LockWhy, func() error { _, err := s.Append(e); return err })
+			if last := i == len(c.lines)-1; last && err == nil {
+				t.Errorf("%s: Append accepted the event LoadSession refuses at line %d", c.name, c.line)
+			} else if !last && err != nil {
+				t.Errorf("%s: Append refused the event of line %d: %v", c.name, i+2, err)
+			}
 		}
 	}
 	ok := ch10WriteFile(t, ch10LineUser, `{"type":"tool/progress","seq":1,"data":{},"ignorable":true}`+"\n")
@@ -1075,6 +1477,146 @@ func TestLab10_5_崩溃修复_EveryCallGetsAResult(t *testing.T) {
 	}
 }
 
+// ch10AssistantLine writes, by hand, the line of an assistant message asking for calls ids.
+func ch10AssistantLine(seq int, ids ...string) string {
+	var blocks []string
+	for _, id := range ids {
+		blocks = append(blocks, fmt.Sprintf(`{"type":"toolCall","id":%q,"name":"read","arguments":"{}"}`, id))
+	}
+	return fmt.Sprintf(`{"type":"assistant/message","seq":%d,"data":{"message":{"role":"assistant","content":[%s],"stopReason":"toolUse"}}}`+"\n", seq, strings.Join(blocks, ","))
+}
+
+func TestLab10_5_崩溃修复_CallIDsReusedInALaterTurn(t *testing.T) {
+	ch10NoLeaks(t)
+	// Providers number calls per response, so turn 2 asks for c1 and c2 again. In turn 1 both
+	// started and have their results; in turn 2 only c1's tool/call was written before the crash.
+	path := ch10WriteFile(t,
+		ch10LineUser,
+		ch10LineTurn,
+		ch10AssistantLine(2, "c1", "c2"),
+		ch10CallLine(3, "c1"),
+		ch10CallLine(4, "c2"),
+		ch10StartLine(5, "c1", 3),
+		ch10StartLine(6, "c2", 4),
+		ch10ResultLine(7, "c1", 3),
+		ch10ResultLine(8, "c2", 4),
+		`{"type":"turn/end","seq":9,"data":{"turn":1,"reason":"toolUse"}}`+"\n",
+		`{"type":"turn/start","seq":10,"data":{"turn":2}}`+"\n",
+		ch10AssistantLine(11, "c1", "c2"),
+		ch10CallLine(12, "c1"),
+	)
+	s, _ := ch10Load(t, path)
+	events := s.Events()
+	lines := ch10Lines(events)
+	if !slices.Contains(lines[12:], "13 tool/call c2") {
+		t.Fatalf("the repair logged no tool/call for turn 2's c2: the c2 logged in turn 1 does not count, only the calls logged since the last assistant message do\n%s", strings.Join(lines, "\n"))
+	}
+	for _, e := range events[12:] {
+		if r, ok := e.Message.(ToolResultMessage); ok && e.SourceEventSeqs[0] == 12 && r.Details["code"] != ToolNotStarted {
+			t.Fatalf("the repair result of turn 2's c1 (tool/call seq 12) has code %v, want TOOL_NOT_STARTED: the c1 that started was turn 1's; a call is known by the seq of its tool/call, not by its ID", r.Details["code"])
+		}
+	}
+	want := []string{
+		"12 tool/call c1",
+		"13 tool/call c2",
+		"14 tool/result c1 <-12 TOOL_NOT_STARTED",
+		"15 tool/result c2 <-13 TOOL_NOT_STARTED",
+		"16 turn/end 2 interrupted",
+	}
+	if diff := cmp.Diff(want, lines[12:]); diff != "" {
+		t.Fatalf("the repaired end of the log (-want +got): turn 1 is complete; turn 2's two calls are logged, answered as not started, and the turn is closed:\n%s", diff)
+	}
+}
+
+// ch10LoadError returns the error LoadSession gives for path, failing the test at once when it
+// does not return, or when it loads the file.
+func ch10LoadError(t *testing.T, what, why, path string, opts SessionOptions) error {
+	t.Helper()
+	err := ch10Within(t, "LoadSession of "+what, why, func() error {
+		s, _, err := LoadSession(path, opts)
+		if err == nil {
+			s.Close()
+		}
+		return err
+	})
+	if err == nil {
+		t.Fatalf("LoadSession loaded %s; want an error", what)
+	}
+	return err
+}
+
+func TestLab10_5_崩溃修复_ReadingIsBounded(t *testing.T) {
+	ch10NoLeaks(t)
+	// A torn last line longer than the limit is a torn line all the same: cut off.
+	torn := strings.Repeat("x", 5000)
+	path := ch10WriteFile(t, ch10LineUser, torn)
+	s, rep := ch10LoadWith(t, path, SessionOptions{MaxLineBytes: 1024})
+	if rep.TornBytes != 5000 || s.Len() != 1 {
+		t.Fatalf("a log whose torn last line (5000 bytes) is longer than MaxLineBytes (1024) loaded with TornBytes %d and %d events, want 5000 and 1: a torn line is cut whatever its length", rep.TornBytes, s.Len())
+	}
+
+	// A complete line longer than the limit is refused, and the error names the limit.
+	long := `{"type":"user/message","seq":1,"data":{"message":{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("长", 700) + `"}]}}}` + "\n"
+	path = ch10WriteFile(t, ch10LineUser, long)
+	err := ch10LoadError(t, "a log with a line of 2,200 bytes and MaxLineBytes 1024", ch10LockWhy, path, SessionOptions{MaxLineBytes: 1024})
+	var damage *SessionDamageError
+	if !errors.As(err, &damage) || damage.Line != 3 || !strings.Contains(damage.Reason, "1024") {
+		t.Fatalf("LoadSession of a log whose line 3 is longer than MaxLineBytes (1024) did not return a *SessionDamageError for line 3 whose reason names the limit, 1024:\n%v", err)
+	}
+	if s, _ := ch10Load(t, path); s.Len() != 2 {
+		t.Errorf("with the default limit the log of 2,200-byte lines loads %d events, want 2", s.Len())
+	}
+
+	// A line of 8 MiB (a sparse file: its bytes cost no disk) with a limit of 1024 bytes: the
+	// reader refuses it without holding it.
+	path = filepath.Join(t.TempDir(), "huge.jsonl")
+	head := `{"format":"tinypi-session","version":1,"session":"s-01"}` + "\n" + ch10LineUser
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(head); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte("\n"), int64(len(head))+8<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = ch10LoadError(t, "a log with a line of 8 MiB and MaxLineBytes 1024", "reading one line never ends", path, SessionOptions{MaxLineBytes: 1024})
+	runtime.ReadMemStats(&after)
+	if !errors.As(err, &damage) || damage.Line != 3 || !strings.Contains(damage.Reason, "1024") {
+		t.Fatalf("LoadSession of a log whose line 3 holds 8 MiB, with MaxLineBytes 1024, did not return a *SessionDamageError for line 3 whose reason names the limit, 1024:\n%v", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2<<20 {
+		t.Errorf("LoadSession allocated more than 2 MiB to refuse a line of 8 MiB with MaxLineBytes 1024: read a line in pieces and keep no more of it than the limit\n(it allocated %.1f MiB)", float64(grew)/(1<<20))
+	}
+
+	// What is not a regular file is refused at once, without waiting for a writer.
+	fifo := filepath.Join(t.TempDir(), "fifo.jsonl")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// A LoadSession stuck opening the pipe is released by a writer that comes and goes.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	})
+	for _, c := range []struct{ what, path string }{
+		{"a named pipe", fifo},
+		{"a directory", t.TempDir()},
+		{"a device (/dev/null)", os.DevNull},
+	} {
+		if err := ch10LoadError(t, c.what, "opening a named pipe for reading waits for a writer; open the file without blocking (syscall.O_NONBLOCK) and refuse what is not a regular file", c.path, SessionOptions{}); !errors.Is(err, ErrNotRegularFile) {
+			t.Errorf("LoadSession of %s returned an error that does not wrap ErrNotRegularFile:\n%v", c.what, err)
+		}
+	}
+}
+
 // --- 10.6 ------------------------------------------------------------------------------------
 
 // ch10Turn logs one finished turn: a prompt, a request, an answer, turn/end. It returns the
@@ -1087,22 +1629,54 @@ func ch10Turn(t *testing.T, s *Session, n int, prompt, answer string) int {
 	return ch10Append(t, s, SessionEvent{Type: EventTurnEnd, Turn: n, Reason: "stop"})
 }
 
+// ch10Fork forks s at atSeq, failing the test on an error, or at once when Fork does not return.
+func ch10Fork(t *testing.T, s *Session, atSeq int, opts SessionOptions) *Session {
+	t.Helper()
+	type forked struct {
+		s   *Session
+		err error
+	}
+	f := ch10Within(t, fmt.Sprintf("%s.Fork(%d)", s.ID(), atSeq), ch10LockWhy, func() forked {
+		child, err := s.Fork(atSeq, opts)
+		return forked{child, err}
+	})
+	ch10NoErr(t, f.err, "Fork")
+	return f.s
+}
+
+// ch10Tree calls NewSessionTree(sessions...), failing the test at once when it does not return.
+func ch10Tree(t *testing.T, why string, sessions ...*Session) (*SessionTree, error) {
+	t.Helper()
+	var ids []string
+	for _, s := range sessions {
+		ids = append(ids, s.ID())
+	}
+	type built struct {
+		tree *SessionTree
+		err  error
+	}
+	b := ch10Within(t, fmt.Sprintf("NewSessionTree(%s)", strings.Join(ids, ", ")), why, func() built {
+		tree, err := NewSessionTree(sessions...)
+		return built{tree, err}
+	})
+	return b.tree, b.err
+}
+
 func TestLab10_6_分叉与会话树_ForkAtATurnBoundary(t *testing.T) {
 	ch10NoLeaks(t)
 	root := NewSession("root")
 	end1 := ch10Turn(t, root, 1, "你好", "你好！")
 	ch10Turn(t, root, 2, "读 README", "README 说……")
 
+	// Every call on root goes through ch10Within: a Fork that returned without releasing the
+	// session's lock makes the next call wait forever.
 	for _, at := range []int{0, 1, 2, 99, -1} {
-		if err := callLab(t, func() error { _, err := root.Fork(at, SessionOptions{ID: "bad"}); return err }); err == nil {
+		err := ch10Within(t, fmt.Sprintf("root.Fork(%d)", at), ch10LockWhy, func() error { _, err := root.Fork(at, SessionOptions{ID: "bad"}); return err })
+		if err == nil {
 			t.Errorf("Fork(%d) succeeded; forks are taken only at a turn/end event (seq %d or 7)", at, end1)
 		}
 	}
-	fork := callLab(t, func() *Session {
-		f, err := root.Fork(end1, SessionOptions{ID: "b1"})
-		ch10NoErr(t, err, "Fork")
-		return f
-	})
+	fork := ch10Fork(t, root, end1, SessionOptions{ID: "b1"})
 	if parent, seq := fork.Parent(); parent != "root" || seq != 3 {
 		t.Errorf("fork.Parent() = %q, %d; want \"root\", 3", parent, seq)
 	}
@@ -1123,17 +1697,13 @@ func TestLab10_6_分叉与会话树_ForkAtATurnBoundary(t *testing.T) {
 	if diff := cmp.Diff(want, ch10Lines(fork.Events())); diff != "" {
 		t.Fatalf("the fork's log (-want +got): its own events go on from seq 4:\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"user:你好", "assistant:你好！", "user:读 README", "assistant:README 说……"}, ch10Messages(root.Messages())); diff != "" {
+	if diff := cmp.Diff([]string{"user:你好", "assistant:你好！", "user:读 README", "assistant:README 说……"}, ch10Messages(ch10SessionMessages(t, root))); diff != "" {
 		t.Fatalf("the parent's messages after the fork appended (-want +got): a fork never changes its parent:\n%s", diff)
 	}
 
 	// A fork with a file holds its whole branch and names its parent.
 	path := filepath.Join(t.TempDir(), "b2.jsonl")
-	onDisk := callLab(t, func() *Session {
-		f, err := root.Fork(7, SessionOptions{ID: "b2", Path: path})
-		ch10NoErr(t, err, "Fork")
-		return f
-	})
+	onDisk := ch10Fork(t, root, 7, SessionOptions{ID: "b2", Path: path})
 	ch10Close(t, onDisk)
 	lines := ch10FileLines(t, path)
 	if lines[0] != `{"format":"tinypi-session","version":1,"session":"b2","parent":"root","forkSeq":7}`+"\n" {
@@ -1149,25 +1719,15 @@ func TestLab10_6_分叉与会话树_PathToALeaf(t *testing.T) {
 	root := NewSession("root")
 	end1 := ch10Turn(t, root, 1, "你好", "你好！")
 	ch10Turn(t, root, 2, "读 README", "README 说……")
-	fork := func(s *Session, at int, id string) *Session {
-		t.Helper()
-		return callLab(t, func() *Session {
-			f, err := s.Fork(at, SessionOptions{ID: id})
-			ch10NoErr(t, err, "Fork")
-			return f
-		})
-	}
-	a := fork(root, end1, "a")
+	a := ch10Fork(t, root, end1, SessionOptions{ID: "a"})
 	endA := ch10Turn(t, a, 2, "读 go.mod", "go.mod 说……")
 	ch10Turn(t, a, 3, "再读 Makefile", "Makefile 说……")
-	b := fork(a, endA, "b")
+	b := ch10Fork(t, a, endA, SessionOptions{ID: "b"})
 	ch10Turn(t, b, 3, "读 docs", "docs 说……")
-	c := fork(root, end1, "c")
+	c := ch10Fork(t, root, end1, SessionOptions{ID: "c"})
 
-	tree, err := NewSessionTree(c, b, root, a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tree, err := ch10Tree(t, "PathTo never reaches a root", c, b, root, a)
+	ch10NoErr(t, err, "NewSessionTree")
 	paths := []struct {
 		leaf string
 		want []string
@@ -1190,15 +1750,99 @@ func TestLab10_6_分叉与会话树_PathToALeaf(t *testing.T) {
 	if err := callLab(t, func() error { _, err := tree.PathTo("nope"); return err }); err == nil {
 		t.Errorf("PathTo of a session not in the tree succeeded")
 	}
-	got, err := tree.BranchMessages("b")
-	ch10NoErr(t, err, "BranchMessages")
+	type branch struct {
+		messages []Message
+		err      error
+	}
+	br := callLab(t, func() branch { m, err := tree.BranchMessages("b"); return branch{m, err} })
+	ch10NoErr(t, br.err, "BranchMessages")
+	got := br.messages
 	if diff := cmp.Diff([]string{"user:你好", "assistant:你好！", "user:读 go.mod", "assistant:go.mod 说……", "user:读 docs", "assistant:docs 说……"}, ch10Messages(got)); diff != "" {
 		t.Errorf("BranchMessages(b) (-want +got): a's turn 3 is not on b's branch:\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"a", "c"}, tree.Children("root")); diff != "" {
 		t.Errorf("Children(root) (-want +got):\n%s", diff)
 	}
-	if _, err := NewSessionTree(b, root); err == nil {
+	if _, err := ch10Tree(t, "PathTo never reaches a root", b, root); err == nil {
 		t.Errorf("a tree without b's parent a was accepted")
+	}
+}
+
+// ch10ForkFile writes, by hand, the file of session id forked from parent at forkSeq: one finished
+// turn (seq 0–3), the turn/end at seq 3.
+func ch10ForkFile(t *testing.T, dir, id, parent string, forkSeq int) string {
+	t.Helper()
+	path := filepath.Join(dir, id+".jsonl")
+	text := fmt.Sprintf(`{"format":"tinypi-session","version":1,"session":%q,"parent":%q,"forkSeq":%d}`+"\n", id, parent, forkSeq) +
+		`{"type":"user/message","seq":0,"data":{"message":{"role":"user","content":[{"type":"text","text":"你好"}]}}}` + "\n" +
+		`{"type":"turn/start","seq":1,"data":{"turn":1}}` + "\n" +
+		`{"type":"assistant/message","seq":2,"data":{"message":{"role":"assistant","content":[{"type":"text","text":"你好！"}],"stopReason":"stop"}}}` + "\n" +
+		`{"type":"turn/end","seq":3,"data":{"turn":1,"reason":"stop"}}` + "\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLab10_6_分叉与会话树_OnlyWholeForksAndTrees(t *testing.T) {
+	ch10NoLeaks(t)
+	root := NewSession("root")
+	end1 := ch10Turn(t, root, 1, "你好", "你好！")
+	ch10Turn(t, root, 2, "读 README", "README 说……")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "b.jsonl")
+	ch10Close(t, ch10Fork(t, root, 7, SessionOptions{ID: "b", Path: path}))
+
+	// A fork's file is written whole when the fork is made: a file that ends before its fork
+	// point (here inside seq 4, line 6, while the header says seq 7) is damage, not a crash.
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	cut := len(bytes.Join(lines[:5], nil)) + len(lines[5])/2
+	if err := os.WriteFile(path, whole[:cut], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = ch10LoadError(t, "a fork file cut before its fork point", ch10LockWhy, path, SessionOptions{})
+	var damage *SessionDamageError
+	if !errors.As(err, &damage) || damage.Line != 6 {
+		t.Fatalf("LoadSession of a fork file cut inside line 6, before its fork point seq 7, did not return a *SessionDamageError for line 6: a fork's file never ends before its fork point\n%v", err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(whole[:cut]) {
+		t.Errorf("loading changed the damaged fork file; it must be left as it was")
+	}
+	// The fork point must be a turn/end: seq 6 of the branch is the assistant's answer.
+	notAtTurnEnd := bytes.Replace(whole, []byte(`"forkSeq":7`), []byte(`"forkSeq":6`), 1)
+	if err := os.WriteFile(path, notAtTurnEnd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = ch10LoadError(t, "a fork file whose fork point is not a turn/end", ch10LockWhy, path, SessionOptions{})
+	if !errors.As(err, &damage) || damage.Line != 8 {
+		t.Fatalf("LoadSession of a fork file whose header names seq 6, an assistant/message, as its fork point did not return a *SessionDamageError for line 8\n%v", err)
+	}
+
+	// A fork must share its parent's history through its fork point.
+	b := ch10Fork(t, root, end1, SessionOptions{ID: "b"})
+	other := NewSession("root")
+	ch10Turn(t, other, 1, "您好", "您好！")
+	if _, err := ch10Tree(t, "PathTo never reaches a root", other, b); err == nil {
+		t.Errorf("NewSessionTree accepted a fork whose first 4 events differ from its parent's (the parent says 您好, the fork 你好): a fork shares its parent's history through its fork point")
+	}
+	long := ch10Fork(t, root, 7, SessionOptions{ID: "long"})
+	if _, err := ch10Tree(t, "PathTo never reaches a root", other, long); err == nil {
+		t.Errorf("NewSessionTree accepted a fork at seq 7 of a parent with 4 events")
+	}
+
+	// Sessions loaded from files can name each other as parents: that is no tree.
+	x, _ := ch10Load(t, ch10ForkFile(t, dir, "x", "y", 3))
+	y, _ := ch10Load(t, ch10ForkFile(t, dir, "y", "x", 3))
+	self, _ := ch10Load(t, ch10ForkFile(t, dir, "self", "self", 3))
+	cycleWhy := "PathTo never ends on a cycle: a session met twice on the way up is an error"
+	if _, err := ch10Tree(t, cycleWhy, self); err == nil {
+		t.Errorf("NewSessionTree accepted a session that is its own parent")
+	}
+	if _, err := ch10Tree(t, cycleWhy, x, y); err == nil {
+		t.Errorf("NewSessionTree accepted x and y, each the other's parent: a tree has no cycle, and PathTo says so")
 	}
 }

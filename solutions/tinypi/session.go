@@ -114,8 +114,13 @@ type SessionOptions struct {
 	// FlushWindow is how long appended events may wait before the background writer writes
 	// them in one batch; zero means DefaultFlushWindow. Flush never waits for it.
 	FlushWindow time.Duration
-	// Now stamps each appended event; nil means time.Now.
+	// Now stamps each appended event; nil means time.Now. Append calls it once per event, with the
+	// session's lock held, so it must not call the session.
 	Now func() time.Time
+	// MaxLineBytes is the longest line LoadSession reads, its "\n" not counted; zero means
+	// DefaultMaxLineBytes. A longer line is refused, naming the limit, without being kept in
+	// memory.
+	MaxLineBytes int
 }
 
 // DefaultFlushWindow is the batching window of the background writer.
@@ -141,7 +146,19 @@ type Session struct {
 	derivedThrough int
 	baseDerived    bool
 
+	// calls is what the rules of the log know about each tool/call, by its seq; Append and
+	// LoadSession keep it with noteLocked.
+	calls map[int]*loggedCall
+
 	file *sessionFile // nil for a session in memory
+}
+
+// loggedCall is what the rules of the log know about one tool/call: its ID, and whether its
+// tool/start and its tool/result are logged.
+type loggedCall struct {
+	id       string
+	started  bool
+	answered bool
 }
 
 // NewSession returns an empty session kept in memory only.
@@ -187,9 +204,9 @@ func (s *Session) Events() []SessionEvent {
 }
 
 // Append adds e at the end of the log and returns its seq. Append sets Seq (the log's length)
-// and Time; it refuses an unknown type that is not ignorable, a message event without a message
-// of the right role, and a tool/start or tool/result whose SourceEventSeqs is not exactly one
-// tool/call of this log. The log keeps its own copy of e. Append does no I/O.
+// and Time. It refuses, with an error and without logging anything, an event that breaks a rule
+// of the log (see checkLocked); LoadSession refuses a file holding such an event by the same
+// rules. The log keeps its own copy of e. Append does no I/O.
 func (s *Session) Append(e SessionEvent) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -198,10 +215,16 @@ func (s *Session) Append(e SessionEvent) (int, error) {
 
 func (s *Session) appendLocked(e SessionEvent) (int, error) {
 	seq, err := s.recordLocked(e)
-	if err == nil && s.file != nil {
+	if err != nil {
+		return seq, err
+	}
+	if recorded, ok := s.eventLocked(seq); ok {
+		s.noteLocked(recorded)
+	}
+	if s.file != nil {
 		s.file.wake()
 	}
-	return seq, err
+	return seq, nil
 }
 
 // recordLocked checks e and adds a copy of it, numbered and stamped, to the events.
@@ -220,39 +243,109 @@ func (s *Session) recordLocked(e SessionEvent) (int, error) {
 	//lab:end
 }
 
-// checkLocked is Append's validation.
+// checkLocked is the one validation of the log: Append refuses, and LoadSession reports as
+// damage, an event that breaks one of these rules, given the events before it:
+//
+//   - its type is unknown and it is not marked ignorable;
+//   - it is a message event without a message of its role (user/message a user message,
+//     assistant/message an assistant message, tool/result a tool result);
+//   - it is a tool/call without a call that has an ID;
+//   - it is a tool/start or tool/result whose SourceEventSeqs is not exactly [seq of a tool/call
+//     of this log], or that names another call (a tool/start's Call.ID, a result's ToolCallID);
+//   - it is a second tool/start or a second tool/result of one call, or a tool/start logged after
+//     the call's result.
 func (s *Session) checkLocked(e SessionEvent) error {
 	if !e.Type.Known() {
 		if e.Ignorable {
 			return nil
 		}
-		return fmt.Errorf("tinypi: session: unknown event type %q (mark it ignorable to log it anyway)", e.Type)
+		return refuse("unknown event type %q (mark it ignorable to log it anyway)", e.Type)
 	}
 	switch e.Type {
 	case EventUserMessage, EventAssistantMessage, EventToolResult:
 		want, _ := messageRole(e.Type)
-		if e.Message == nil || e.Message.MessageRole() != want {
-			return fmt.Errorf("tinypi: session: a %s event needs a %s message", e.Type, want)
+		if e.Message == nil {
+			return refuse("a %s event needs a %s message, it has none", e.Type, want)
+		}
+		if got := e.Message.MessageRole(); got != want {
+			return refuse("a %s event needs a %s message, not a %s message", e.Type, want, got)
 		}
 	case EventToolCall:
 		if e.Call == nil || e.Call.ID == "" {
-			return fmt.Errorf("tinypi: session: a tool/call event needs a call with an ID")
+			return refuse("a tool/call event needs a call with an ID")
 		}
 	}
-	if e.Type == EventToolStart || e.Type == EventToolResult {
-		if len(e.SourceEventSeqs) != 1 {
-			return fmt.Errorf("tinypi: session: a %s event needs SourceEventSeqs [seq of its tool/call], got %v", e.Type, e.SourceEventSeqs)
+	if e.Type != EventToolStart && e.Type != EventToolResult {
+		return nil
+	}
+	if len(e.SourceEventSeqs) != 1 {
+		return refuse("a %s event needs sourceEventSeqs [seq of its tool/call], not %v", e.Type, e.SourceEventSeqs)
+	}
+	callSeq := e.SourceEventSeqs[0]
+	call, ok := s.calls[callSeq]
+	if !ok {
+		return refuse("%s points at seq %d, which is not a tool/call", e.Type, callSeq)
+	}
+	if e.Type == EventToolStart {
+		if e.Call == nil || e.Call.ID != call.id {
+			return refuse("the tool/start of call %q points at the tool/call of %q (seq %d)", startID(e), call.id, callSeq)
 		}
-		call, ok := s.eventLocked(e.SourceEventSeqs[0])
-		if !ok || call.Type != EventToolCall {
-			return fmt.Errorf("tinypi: session: %s points at seq %d, which is not a tool/call", e.Type, e.SourceEventSeqs[0])
+		if call.started {
+			return refuse("call %q (tool/call seq %d) already has a tool/start", call.id, callSeq)
 		}
-		if r, ok := e.Message.(ToolResultMessage); ok && r.ToolCallID != call.Call.ID {
-			return fmt.Errorf("tinypi: session: result for call %q points at the tool/call of %q", r.ToolCallID, call.Call.ID)
+		if call.answered {
+			return refuse("call %q (tool/call seq %d) already has its result, so it cannot start", call.id, callSeq)
 		}
+		return nil
+	}
+	if r := e.Message.(ToolResultMessage); r.ToolCallID != call.id {
+		return refuse("the result for call %q points at the tool/call of %q (seq %d)", r.ToolCallID, call.id, callSeq)
+	}
+	if call.answered {
+		return refuse("call %q (tool/call seq %d) already has a result", call.id, callSeq)
 	}
 	return nil
 }
+
+// startID is the call ID a tool/start names, "" when it names none.
+func startID(e SessionEvent) string {
+	if e.Call == nil {
+		return ""
+	}
+	return e.Call.ID
+}
+
+// noteLocked updates what the rules know after e, which passed checkLocked, was logged.
+func (s *Session) noteLocked(e SessionEvent) {
+	switch e.Type {
+	case EventToolCall:
+		if e.Call == nil {
+			return
+		}
+		if s.calls == nil {
+			s.calls = map[int]*loggedCall{}
+		}
+		s.calls[e.Seq] = &loggedCall{id: e.Call.ID}
+	case EventToolStart, EventToolResult:
+		if len(e.SourceEventSeqs) != 1 {
+			return
+		}
+		if call, ok := s.calls[e.SourceEventSeqs[0]]; ok {
+			call.started = call.started || e.Type == EventToolStart
+			call.answered = call.answered || e.Type == EventToolResult
+		}
+	}
+}
+
+// refusedEvent is the error of an event that breaks a rule of the log.
+type refusedEvent struct{ reason string }
+
+func refuse(format string, args ...any) error {
+	return &refusedEvent{reason: fmt.Sprintf(format, args...)}
+}
+
+// Error implements error.
+func (e *refusedEvent) Error() string { return "tinypi: session: " + e.reason }
 
 // eventLocked returns the event with the given seq.
 func (s *Session) eventLocked(seq int) (SessionEvent, bool) {

@@ -219,16 +219,17 @@ func (s *Session) createFile(opts SessionOptions, first []SessionEvent) error {
 	if err := os.Link(tmp.Name(), opts.Path); err != nil {
 		return fmt.Errorf("tinypi: session: creating %s: %w", opts.Path, err)
 	}
-	return s.attach(opts, len(first))
-}
-
-// attach opens the file for appending and starts the background writer; written events are
-// already on disk.
-func (s *Session) attach(opts SessionOptions, written int) error {
 	f, err := os.OpenFile(opts.Path, os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {
 		return fmt.Errorf("tinypi: session: %w", err)
 	}
+	s.attach(opts, f, len(first))
+	return nil
+}
+
+// attach makes f, open for appending, the session's file and starts the background writer;
+// written events are already in it.
+func (s *Session) attach(opts SessionOptions, f *os.File, written int) {
 	w := &sessionFile{s: s, f: f, window: opts.FlushWindow, written: written,
 		wakeCh: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	if w.window <= 0 {
@@ -236,7 +237,6 @@ func (s *Session) attach(opts SessionOptions, written int) error {
 	}
 	s.file = w
 	go w.loop()
-	return nil
 }
 
 // wake asks the background writer for a write; it never blocks (Append holds the session lock).

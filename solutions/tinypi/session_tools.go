@@ -46,6 +46,14 @@ func (b *ToolBatchLog) CallSeq(i int) int { return b.callSeqs[i] }
 // Start logs that call i's body is about to run and waits for the log to be written: the barrier
 // before a tool body, so that after a crash the log tells a call that may have had effects from
 // one that never began.
+//
+// A call either starts (its tool/start is logged and its body runs) or it does not (nothing is
+// logged and its result says TOOL_NOT_STARTED). When ctx is already done, Start logs nothing and
+// returns ctx.Err(). Once the tool/start is logged the call has started: a cancellation that
+// arrives after that no longer stops it, so Start waits for the write all the same and returns
+// nil, and the body runs with the cancelled ctx. Only a write error makes Start fail after
+// logging; the body must not run then, and since nothing more reaches the file after a write
+// error, the file never holds that tool/start.
 func (b *ToolBatchLog) Start(ctx context.Context, i int) error {
 	//lab:begin 10.3
 	if err := ctx.Err(); err != nil {
@@ -55,7 +63,7 @@ func (b *ToolBatchLog) Start(ctx context.Context, i int) error {
 	if _, err := b.session.Append(SessionEvent{Type: EventToolStart, Call: &ToolCall{ID: call.ID, Name: call.Name}, SourceEventSeqs: []int{b.callSeqs[i]}}); err != nil {
 		return err
 	}
-	return b.session.Flush(ctx)
+	return b.session.Flush(context.WithoutCancel(ctx))
 	//lab:stub
 	//	panic(LAB_PENDING)
 	//lab:end
