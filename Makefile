@@ -3,10 +3,10 @@
 
 GO ?= go
 
-.PHONY: test vet lint unit check install fmt bench
+.PHONY: test vet lint unit unit-race unit-e2e check install fmt bench
 
-## test: vet, staticcheck, every package's tests with -race (the reference's focused tests, the
-## kit, the end-to-end scripts in tests/), then the author's proof of every chapter.
+## test: vet, staticcheck, every package's tests (the reference's focused tests and the kit's with
+## -race, the end-to-end scripts in tests/), then the author's proof of every chapter.
 test: vet lint unit check
 
 vet:
@@ -16,8 +16,20 @@ vet:
 lint:
 	$(GO) tool staticcheck ./...
 
+## unit: every package's tests, in two halves side by side. unit-race: every package but tests/,
+## with -race. unit-e2e: the end-to-end scripts of tests/, which run the real course command (the
+## test binary itself) hundreds of times as a subprocess. They run without -race: under the race
+## detector the command's own work (building trees, gofmt, git) takes three times the CPU, and what
+## the scripts test is behaviour; the concurrency of the code they run (internal/cli, watch,
+## serve, devcheck, gotest...) is tested with -race in its own packages.
 unit:
-	$(GO) tool gotestsum --format testname -- -race ./...
+	$(MAKE) --no-print-directory -j2 unit-race unit-e2e
+
+unit-race:
+	$(GO) tool gotestsum --format testname -- -race $$($(GO) list ./... | grep -v '/tests$$')
+
+unit-e2e:
+	$(GO) tool gotestsum --format testname -- ./tests
 
 ## check: course dev check over every chapter (see docs/authoring.md). A chapter whose proof the
 ## cache keeps, none of its inputs changed, is not proven again; DEVCHECK_FLAGS=--force proves
