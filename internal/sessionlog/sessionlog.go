@@ -53,6 +53,16 @@
 //     s is -1, and n 0, for a request frozen before any event). A writer that freezes the
 //     whole log so far writes s = this seq - 1.
 //
+// # Reading
+//
+// ReadFile reads a log in one pass, in time and memory linear in its events: it checks every
+// line as it goes (each reference is looked up in an index, each request's message count is a
+// running count) and keeps an index of the events, not the events themselves. A Log hands out
+// the events a caller shows (Log.Events) by reading their lines again. What it refuses before
+// reading a byte: a path that is not a regular file (a FIFO, a device, a directory: opening
+// them could block or never end) and a file above Options.MaxBytes. While reading, a line
+// longer than MaxLineBytes is refused where it starts, without holding it.
+//
 // # Damage
 //
 // ReadFile returns an *Error whose Kind says what is wrong: a torn log (the last line is not
@@ -60,19 +70,23 @@
 // returned too), damage before the last line (bad JSON, a missing field, a seq out of step, an
 // unknown type not marked ignorable, a result that refers to no call, a request whose count does
 // not match the log, a tool/start that is not its call's first and only start before its result),
-// a header of another format, or another version. Error.Explain says what
-// is wrong and how to repair it, in either language.
+// a header of another format, or another version, a byte order mark, a line too long, a file too
+// large or not a regular file. Error.Explain says what is wrong and how to repair it, in either
+// language.
 package sessionlog
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math"
 	"os"
-	"slices"
+	"syscall"
 	"time"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
@@ -82,6 +96,17 @@ import (
 const (
 	Format  = "tinypi-session"
 	Version = 1
+)
+
+// The reader's limits.
+const (
+	// DefaultMaxBytes is the largest log ReadFile reads unless Options.MaxBytes says otherwise:
+	// 256 MiB, far more than a day of agent use writes, and small enough that a file that is
+	// not a log (a disk image, a sparse file) is refused instead of read.
+	DefaultMaxBytes int64 = 256 << 20
+	// MaxLineBytes is the longest line, header or event, ReadFile accepts: 16 MiB. An event
+	// holds one message; tinypi's tools cap what they return far below this.
+	MaxLineBytes = 16 << 20
 )
 
 // Type is an event type.
@@ -100,12 +125,39 @@ const (
 )
 
 // Known reports whether t is a type of version 1.
-func (t Type) Known() bool {
-	switch t {
-	case TypeUserMessage, TypeAssistantMessage, TypeToolCall, TypeToolStart, TypeToolResult, TypeTurnStart, TypeTurnEnd, TypeModelRequest:
-		return true
+func (t Type) Known() bool { return codeOf(t) != codeOther }
+
+// typeCode is a Type as the index keeps it: one byte an event.
+type typeCode uint8
+
+const (
+	codeOther typeCode = iota // an ignorable type this reader does not know
+	codeUserMessage
+	codeAssistantMessage
+	codeToolCall
+	codeToolStart
+	codeToolResult
+	codeTurnStart
+	codeTurnEnd
+	codeModelRequest
+)
+
+var codeTypes = [...]Type{codeOther: "", codeUserMessage: TypeUserMessage, codeAssistantMessage: TypeAssistantMessage,
+	codeToolCall: TypeToolCall, codeToolStart: TypeToolStart, codeToolResult: TypeToolResult,
+	codeTurnStart: TypeTurnStart, codeTurnEnd: TypeTurnEnd, codeModelRequest: TypeModelRequest}
+
+func codeOf(t Type) typeCode {
+	for c, name := range codeTypes {
+		if c != int(codeOther) && name == t {
+			return typeCode(c)
+		}
 	}
-	return false
+	return codeOther
+}
+
+// isMessage reports whether events of type c derive a message.
+func (c typeCode) isMessage() bool {
+	return c == codeUserMessage || c == codeAssistantMessage || c == codeToolResult
 }
 
 // Header is the first line of a log.
@@ -145,6 +197,8 @@ type Event struct {
 	Data json.RawMessage
 	// Line is the event's line number in the file (the header is line 1).
 	Line int
+	// Bytes is the length of the event's line in the file, without its newline.
+	Bytes int
 
 	// Message is the message of a user/message, assistant/message or tool/result event.
 	Message tinypi.Message
@@ -154,10 +208,203 @@ type Event struct {
 	Request *Request
 }
 
-// Log is a session log that was read without damage, or the intact part of a torn one.
+// CallInfo is what the index knows of one tool/call: where its round trip is in the log.
+type CallInfo struct {
+	// Seq is the seq of the tool/call; ID and Name its callId and name.
+	Seq  int
+	ID   string
+	Name string
+	// Asker is the seq of the assistant/message that asked for the call: the last one before
+	// it with a toolCall block of the call's id; -1 when there is none.
+	Asker int
+	// Start and Result are the seqs of its tool/start and tool/result; -1 when the log has none.
+	Start, Result int
+}
+
+// entry is one event in the index: where its line is and what the checks of later events need.
+type entry struct {
+	off  int64 // where the line starts in the file
+	size int32 // the line's length without its newline
+	typ  typeCode
+	// msgs is the number of events with a message up to and including this one.
+	msgs int32
+	// ref is, for a tool/call, its index in Log.calls; for a tool/start or tool/result, the seq
+	// of its tool/call; for a model/request, its throughSeq.
+	ref int32
+	// requested is, for a model/request, its message count.
+	requested int32
+}
+
+// Log is a session log that was read without damage, or the intact part of a torn one: its
+// header and an index of its events. The events themselves are read again from the file when
+// asked for (Events), so a Log holds a few dozen bytes an event, whatever their size.
+//
+// A Log is not changed after ReadFile returns it: any number of goroutines may use it at once.
 type Log struct {
 	Header Header
-	Events []Event
+	// Path is the file the log was read from.
+	Path string
+	// Size is the length in bytes of what was read: the header and the events, a torn last line
+	// left out.
+	Size int64
+
+	info    fs.FileInfo // the file as it was read, to notice a replaced file
+	entries []entry
+	calls   []CallInfo
+	msgSeqs []int32 // the seqs of the events with a message, in order
+}
+
+// Len returns the number of events.
+func (l *Log) Len() int { return len(l.entries) }
+
+// TypeOf returns the type of the event at seq, or "" for an ignorable type this reader does not
+// know (Events has its name).
+func (l *Log) TypeOf(seq int) Type { return codeTypes[l.entries[seq].typ] }
+
+// Calls returns every tool/call of the log, in log order. The slice is the log's own: do not
+// change it.
+func (l *Log) Calls() []CallInfo { return l.calls }
+
+// CallAt returns the tool/call at seq, and whether the event at seq is one.
+func (l *Log) CallAt(seq int) (CallInfo, bool) {
+	if seq < 0 || seq >= len(l.entries) || l.entries[seq].typ != codeToolCall {
+		return CallInfo{}, false
+	}
+	return l.calls[l.entries[seq].ref], true
+}
+
+// CallIndex returns the position in Calls of the tool/call at seq, or -1.
+func (l *Log) CallIndex(seq int) int {
+	if seq < 0 || seq >= len(l.entries) || l.entries[seq].typ != codeToolCall {
+		return -1
+	}
+	return int(l.entries[seq].ref)
+}
+
+// MessagesThrough returns how many messages the events with seq <= seq derive (0 for -1).
+func (l *Log) MessagesThrough(seq int) int {
+	if seq < 0 {
+		return 0
+	}
+	return int(l.entries[min(seq, len(l.entries)-1)].msgs)
+}
+
+// MessageSeq returns the seq of the event the i-th derived message (from 0) comes from.
+func (l *Log) MessageSeq(i int) int { return int(l.msgSeqs[i]) }
+
+// RequestAt returns the data of the model/request at seq, and whether the event is one.
+func (l *Log) RequestAt(seq int) (Request, bool) {
+	if seq < 0 || seq >= len(l.entries) || l.entries[seq].typ != codeModelRequest {
+		return Request{}, false
+	}
+	e := l.entries[seq]
+	return Request{ThroughSeq: int(e.ref), Messages: int(e.requested)}, true
+}
+
+// NextRequest returns the seq of the first model/request after seq after whose ThroughSeq is at
+// least through, or -1.
+func (l *Log) NextRequest(after, through int) int {
+	for seq := after + 1; seq < len(l.entries); seq++ {
+		if e := l.entries[seq]; e.typ == codeModelRequest && int(e.ref) >= through {
+			return seq
+		}
+	}
+	return -1
+}
+
+// ErrChanged means the file of a Log was replaced or cut since it was read: the events asked
+// for are no longer where the index says. Read the log again.
+var ErrChanged = errors.New("the session log changed since it was read")
+
+// Events reads the events with seqs from <= seq < to from the log's file again and decodes
+// them. The file may have grown since (a writer appends); a file that was replaced or whose
+// indexed part changed gives ErrChanged.
+func (l *Log) Events(ctx context.Context, from, to int) ([]Event, error) {
+	seqs := make([]int, 0, max(0, to-from))
+	for seq := max(from, 0); seq < min(to, len(l.entries)); seq++ {
+		seqs = append(seqs, seq)
+	}
+	return l.EventsAt(ctx, seqs)
+}
+
+// EventsAt is Events for any seqs, in the order given; each must be a seq of the log.
+func (l *Log) EventsAt(ctx context.Context, seqs []int) ([]Event, error) {
+	out := make([]Event, 0, len(seqs))
+	err := l.Each(ctx, seqs, func(e Event) error {
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Each reads the events with seqs again from the file, in the order given, and calls f with
+// each; it stops at f's first error and returns it. Unlike EventsAt it holds one event at a
+// time.
+func (l *Log) Each(ctx context.Context, seqs []int, f func(Event) error) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	file, info, err := openRegular(l.Path)
+	if err != nil {
+		return fmt.Errorf("reading the session log again: %w", err)
+	}
+	defer file.Close()
+	if !os.SameFile(info, l.info) || info.Size() < l.Size {
+		return ErrChanged
+	}
+	var buf []byte
+	for i, seq := range seqs {
+		if i%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if seq < 0 || seq >= len(l.entries) {
+			return fmt.Errorf("sessionlog: no event at seq %d", seq)
+		}
+		e := l.entries[seq]
+		if cap(buf) < int(e.size) {
+			buf = make([]byte, e.size)
+		}
+		buf = buf[:e.size]
+		if _, err := file.ReadAt(buf, e.off); err != nil {
+			return fmt.Errorf("reading the session log again: %w", err)
+		}
+		ev, err := decodeLine(buf, seq+2, true)
+		if err != nil || ev.Seq != seq || codeOf(ev.Type) != e.typ {
+			return ErrChanged
+		}
+		if err := f(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Options configure ReadFile.
+type Options struct {
+	// MaxBytes is the largest file ReadFile reads: 0 means DefaultMaxBytes, a negative value no
+	// limit.
+	MaxBytes int64
+	// Visit, when set, is called with every event in log order as the pass reads it, after the
+	// event passed every check. The event is the caller's to keep.
+	Visit func(Event)
+	// Progress, when set, is called with the number of bytes read so far after about every
+	// MiB the pass reads.
+	Progress func(read int64)
+}
+
+func (o Options) maxBytes() int64 {
+	switch {
+	case o.MaxBytes == 0:
+		return DefaultMaxBytes
+	case o.MaxBytes < 0:
+		return -1
+	}
+	return o.MaxBytes
 }
 
 // DeriveMessages projects events into the message history a request is built from: the
@@ -176,25 +423,45 @@ func DeriveMessages(events []Event) []tinypi.Message {
 func MessageEvents(events []Event) []Event {
 	var out []Event
 	for _, e := range events {
-		switch e.Type {
-		case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
-			if e.Message != nil {
-				out = append(out, e)
-			}
+		if codeOf(e.Type).isMessage() && e.Message != nil {
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// ReadFile reads the log at path. On an *Error of KindTorn the intact events before the torn
-// line come back too; on any other error the Log is nil.
-func ReadFile(path string) (*Log, error) {
-	f, err := os.Open(path)
+// openRegular opens path for reading when it is a regular file (symbolic links followed), and
+// refuses anything else without blocking: the mode is checked before the file is opened, the
+// file is opened non-blocking (a FIFO put in its place meanwhile does not wait for a writer),
+// and checked again once open.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	info, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("reading the session log: %w", err)
+		return nil, nil, err
 	}
-	defer f.Close()
-	log, err := Read(f)
+	if !info.Mode().IsRegular() {
+		return nil, nil, &Error{Kind: KindNotRegular, Path: path, Mode: info.Mode()}
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err = f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = &Error{Kind: KindNotRegular, Path: path, Mode: info.Mode()}
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, info, nil
+}
+
+// ReadFile reads the log at path in one pass (see the package comment). On an *Error of
+// KindTorn the intact events before the torn line come back too; on any other error the Log is
+// nil. It stops with ctx's error when ctx ends, within a few hundred lines.
+func ReadFile(ctx context.Context, path string, opts Options) (*Log, error) {
+	log, err := readFile(ctx, path, opts)
 	var e *Error
 	if errors.As(err, &e) {
 		e.Path = path
@@ -202,62 +469,199 @@ func ReadFile(path string) (*Log, error) {
 	return log, err
 }
 
-// Read reads a log from r; see ReadFile.
-func Read(r io.Reader) (*Log, error) {
-	lines, unterminated, err := splitLines(r)
+func readFile(ctx context.Context, path string, opts Options) (*Log, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, info, err := openRegular(path)
 	if err != nil {
+		var e *Error
+		if errors.As(err, &e) {
+			return nil, err
+		}
 		return nil, fmt.Errorf("reading the session log: %w", err)
 	}
-	if len(lines) == 0 {
+	defer f.Close()
+	limit := opts.maxBytes()
+	if limit >= 0 && info.Size() > limit {
+		return nil, &Error{Kind: KindTooLarge, Size: info.Size(), Limit: limit}
+	}
+	var r io.Reader = f
+	if limit >= 0 {
+		r = io.LimitReader(f, limit+1) // a file that grows past the limit while it is read
+	}
+	rd := &reader{
+		ctx:      ctx,
+		br:       bufio.NewReaderSize(r, 64<<10),
+		limit:    limit,
+		visit:    opts.Visit,
+		progress: opts.Progress,
+		askers:   map[string]int{},
+		names:    map[string]string{},
+		log:      &Log{Path: path, info: info},
+	}
+	// A guess from the size of the shape most logs have, never more than a few MB: a file that
+	// turns out to be no log must not cost its size in memory before its first line is read.
+	rd.log.entries = make([]entry, 0, min(info.Size()/150, 1<<16))
+	return rd.read()
+}
+
+// reader is one pass over a log.
+type reader struct {
+	ctx      context.Context
+	br       *bufio.Reader
+	limit    int64
+	visit    func(Event)
+	progress func(int64)
+	reported int64 // the bytes read when progress was last called
+
+	off     int64  // where the next line starts
+	long    []byte // a line longer than the bufio buffer, assembled
+	lineNo  int    // the number of the line last read
+	askers  map[string]int
+	names   map[string]string // tool names, kept once
+	log     *Log
+	pending *Error // a torn last line, reported after the events before it
+}
+
+// nextLine returns the next line without its "\n" or "\r\n" (valid until the next call), the
+// number of bytes it takes in the file with them, whether it ended in "\n", and io.EOF after the
+// last line. A line longer than MaxLineBytes is an error, found without holding more than
+// MaxLineBytes of it.
+func (r *reader) nextLine() (line []byte, size int, terminated bool, err error) {
+	r.long = r.long[:0]
+	for {
+		chunk, err := r.br.ReadSlice('\n')
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(r.long)+len(chunk) > MaxLineBytes {
+				return nil, 0, false, &Error{Kind: KindLongLine, Line: r.lineNo + 1, Limit: MaxLineBytes}
+			}
+			r.long = appendDoubling(r.long, chunk)
+			continue
+		case err == nil:
+			terminated = true
+		case errors.Is(err, io.EOF):
+			if len(chunk) == 0 && len(r.long) == 0 {
+				return nil, 0, false, io.EOF
+			}
+		default:
+			return nil, 0, false, fmt.Errorf("reading the session log: %w", err)
+		}
+		if len(r.long) > 0 {
+			r.long = appendDoubling(r.long, chunk)
+			chunk = r.long
+		}
+		r.lineNo++
+		size = len(chunk)
+		line = chunk
+		if terminated {
+			line = line[:len(line)-1]
+		}
+		if len(line) > MaxLineBytes {
+			return nil, 0, false, &Error{Kind: KindLongLine, Line: r.lineNo, Limit: MaxLineBytes}
+		}
+		if r.limit >= 0 && r.off+int64(size) > r.limit {
+			return nil, 0, false, &Error{Kind: KindTooLarge, Size: r.off + int64(size), Limit: r.limit}
+		}
+		return bytes.TrimSuffix(line, []byte("\r")), size, terminated, nil
+	}
+}
+
+// at sets where the line of a line's *Error starts.
+func at(err error, off int64) error {
+	var le *Error
+	if errors.As(err, &le) && le.Line > 0 {
+		le.Offset = off
+	}
+	return err
+}
+
+// appendDoubling is append that at least doubles the capacity when it grows: append grows
+// large slices by a quarter, which copies a 16 MiB line about five times its size.
+func appendDoubling(buf, more []byte) []byte {
+	if need := len(buf) + len(more); need > cap(buf) {
+		grown := make([]byte, len(buf), max(need, 2*cap(buf), 4096))
+		copy(grown, buf)
+		buf = grown
+	}
+	return append(buf, more...)
+}
+
+// atEOF reports whether nothing follows the line last read.
+func (r *reader) atEOF() bool {
+	_, err := r.br.Peek(1)
+	return err != nil
+}
+
+func (r *reader) read() (*Log, error) {
+	log := r.log
+	line, size, _, err := r.nextLine()
+	if errors.Is(err, io.EOF) {
 		return nil, &Error{Kind: KindHeader, Line: 1, Detail: "the file is empty"}
 	}
-	log := &Log{}
-	if err := readHeader(lines[0], &log.Header); err != nil {
+	if err != nil {
+		return nil, err
+	}
+	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
+		return nil, &Error{Kind: KindBOM, Line: 1, Detail: "the file starts with a UTF-8 byte order mark"}
+	}
+	if err := readHeader(line, &log.Header); err != nil {
 		// A header cut off while it was written is the start of a JSON object; a file whose one
 		// line is anything else is not a session log at all, and deleting its line repairs nothing.
-		if len(lines) == 1 && bytes.HasPrefix(lines[0], []byte("{")) && !json.Valid(lines[0]) {
+		if r.atEOF() && bytes.HasPrefix(line, []byte("{")) && !json.Valid(line) {
 			return nil, &Error{Kind: KindTorn, Line: 1, Detail: err.Error()}
 		}
 		return nil, err
 	}
-	for i, line := range lines[1:] {
-		lineNo := i + 2
-		e, err := decodeEvent(line, lineNo, log.Events)
+	r.off += int64(size)
+	log.Size = r.off
+	for {
+		if r.lineNo%256 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if len(log.entries) == math.MaxInt32 {
+			return nil, &Error{Kind: KindTooLarge, Size: r.off, Limit: r.off}
+		}
+		start := r.off
+		raw, size, terminated, err := r.nextLine()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, at(err, start)
+		}
+		r.off += int64(size)
+		if r.progress != nil && r.off-r.reported >= 1<<20 {
+			r.reported = r.off
+			r.progress(r.off)
+		}
+		e, err := decodeLine(raw, r.lineNo, false)
+		if err == nil {
+			err = r.check(&e)
+		}
+		last := r.atEOF()
 		if err != nil {
 			var le *Error
-			if errors.As(err, &le) && lineNo == len(lines) && !json.Valid(line) {
+			if errors.As(err, &le) && last && !json.Valid(raw) {
 				// Only the last line is cut off: the writer stopped in the middle of it.
-				return log, &Error{Kind: KindTorn, Line: lineNo, Detail: le.Detail, Intact: len(log.Events)}
+				return log, &Error{Kind: KindTorn, Line: r.lineNo, Offset: start, Detail: le.Detail, Intact: len(log.entries), Unterminated: !terminated}
 			}
-			return nil, err
+			return nil, at(err, start)
 		}
-		if lineNo == len(lines) && unterminated {
+		if last && !terminated {
 			// Complete JSON but no "\n": the write may still have been cut short, and
 			// tinypi.LoadSession cuts such a line off, so it is not an event of the log.
-			return log, &Error{Kind: KindTorn, Line: lineNo, Detail: "the last line does not end with a newline", Intact: len(log.Events)}
+			return log, &Error{Kind: KindTorn, Line: r.lineNo, Offset: start, Detail: "the last line does not end with a newline", Intact: len(log.entries), Unterminated: true}
 		}
-		log.Events = append(log.Events, e)
+		if terminated {
+			size--
+		}
+		r.add(&e, start, size)
 	}
 	return log, nil
-}
-
-// splitLines returns the lines of r without their "\n", and whether the last one had none (it is
-// kept). A blank last line (the file ends in "\n\n") is damage, reported by the caller.
-func splitLines(r io.Reader) (lines [][]byte, unterminated bool, err error) {
-	br := bufio.NewReader(r)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			unterminated = !bytes.HasSuffix(line, []byte("\n"))
-			lines = append(lines, bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")))
-		}
-		if errors.Is(err, io.EOF) {
-			return lines, unterminated, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-	}
 }
 
 func readHeader(line []byte, h *Header) error {
@@ -283,8 +687,21 @@ type envelope struct {
 	Ignorable       bool            `json:"ignorable"`
 }
 
-// decodeEvent decodes line lineNo; before holds the events of the lines before it.
-func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
+// decodeLine decodes line lineNo on its own: what one line must be whatever the lines before it.
+// Event.Data is set when withData is.
+func decodeLine(line []byte, lineNo int, withData bool) (Event, error) {
+	if !withData {
+		if e, ok := decodeFast(line, lineNo); ok {
+			return e, nil
+		}
+	}
+	return decodeSlow(line, lineNo)
+}
+
+// decodeSlow is decodeLine in the plain way: the envelope, then the payload its type wants. It
+// is the definition of a valid line and of the error for an invalid one; decodeFast gives the
+// same event for a valid line in one decoding of the line.
+func decodeSlow(line []byte, lineNo int) (Event, error) {
 	damaged := func(format string, args ...any) (Event, error) {
 		return Event{}, &Error{Kind: KindDamaged, Line: lineNo, Detail: fmt.Sprintf(format, args...)}
 	}
@@ -298,11 +715,8 @@ func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
 	if env.Seq == nil {
 		return damaged("no \"seq\"")
 	}
-	e := Event{Type: *env.Type, Seq: *env.Seq, Data: env.Data, SourceEventSeqs: env.SourceEventSeqs, Ignorable: env.Ignorable, Line: lineNo}
-	if want := len(before); e.Seq != want {
-		return Event{}, &Error{Kind: KindSeq, Line: lineNo, Seq: e.Seq, WantSeq: want,
-			Detail: fmt.Sprintf("seq %d, want %d (the number of events before it)", e.Seq, want)}
-	}
+	e := Event{Type: *env.Type, Seq: *env.Seq, Data: env.Data, SourceEventSeqs: env.SourceEventSeqs,
+		Ignorable: env.Ignorable, Line: lineNo, Bytes: len(line)}
 	if env.Time != "" {
 		t, err := time.Parse(time.RFC3339Nano, env.Time)
 		if err != nil {
@@ -310,15 +724,8 @@ func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
 		}
 		e.Time = t
 	}
-	if !e.Type.Known() {
-		if e.Ignorable {
-			return e, nil
-		}
-		return Event{}, &Error{Kind: KindUnknownType, Line: lineNo, Type: string(e.Type),
-			Detail: fmt.Sprintf("unknown event type %q, not marked ignorable", e.Type)}
-	}
-	switch e.Type {
-	case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
+	switch codeOf(e.Type) {
+	case codeUserMessage, codeAssistantMessage, codeToolResult:
 		m, err := decodeMessage(e.Data)
 		if err != nil {
 			return damaged("%s: %v", e.Type, err)
@@ -328,27 +735,19 @@ func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
 			return damaged("%s holds a %s message, want %s", e.Type, m.MessageRole(), want)
 		}
 		e.Message = m
-		if e.Type == TypeToolResult {
-			if err := checkSource(e, before); err != nil {
-				return damaged("%v", err)
-			}
-		}
-	case TypeToolCall:
+	case codeToolCall:
 		var c Call
 		if err := json.Unmarshal(e.Data, &c); err != nil || c.CallID == "" || c.Name == "" {
 			return damaged("tool/call needs data {\"callId\",\"name\",\"arguments\"}")
 		}
 		e.Call = &c
-	case TypeToolStart:
+	case codeToolStart:
 		var c Call
 		if err := json.Unmarshal(e.Data, &c); err != nil || c.CallID == "" || c.Name == "" {
 			return damaged("tool/start needs data {\"callId\",\"name\"}")
 		}
 		e.Call = &c
-		if err := checkStart(e, before); err != nil {
-			return damaged("%v", err)
-		}
-	case TypeModelRequest:
+	case codeModelRequest:
 		var rq struct {
 			ThroughSeq *int `json:"throughSeq"`
 			Messages   *int `json:"messages"`
@@ -356,17 +755,97 @@ func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
 		if err := json.Unmarshal(e.Data, &rq); err != nil || rq.ThroughSeq == nil || rq.Messages == nil {
 			return damaged("model/request needs data {\"throughSeq\",\"messages\"}")
 		}
-		// -1 is a request frozen before any event: it holds no message.
-		if *rq.ThroughSeq < -1 || *rq.ThroughSeq >= e.Seq {
-			return damaged("model/request throughSeq %d, want an earlier event (-1 to %d)", *rq.ThroughSeq, e.Seq-1)
-		}
-		if n := len(DeriveMessages(before[:*rq.ThroughSeq+1])); n != *rq.Messages {
-			return damaged("model/request says %d messages, but the events through seq %d derive %d", *rq.Messages, *rq.ThroughSeq, n)
-		}
 		e.Request = &Request{ThroughSeq: *rq.ThroughSeq, Messages: *rq.Messages}
 	}
 	return e, nil
 }
+
+// fastLine is an event line with the payloads of every known type in one struct, so that a
+// valid line is decoded by one json.Unmarshal (the message inside by tinypi's decoder).
+type fastLine struct {
+	Type            *Type     `json:"type"`
+	Seq             *int      `json:"seq"`
+	Time            string    `json:"time"`
+	SourceEventSeqs []int     `json:"sourceEventSeqs"`
+	Ignorable       bool      `json:"ignorable"`
+	Data            *fastData `json:"data"`
+}
+
+type fastData struct {
+	Message    messageField `json:"message"`
+	CallID     string       `json:"callId"`
+	Name       string       `json:"name"`
+	Arguments  string       `json:"arguments"`
+	ThroughSeq *int         `json:"throughSeq"`
+	Messages   *int         `json:"messages"`
+}
+
+// messageField decodes a message with tinypi.UnmarshalMessage where the line holds it.
+type messageField struct {
+	m   tinypi.Message
+	err error
+	set bool
+}
+
+func (f *messageField) UnmarshalJSON(data []byte) error {
+	f.set = true
+	f.m, f.err = tinypi.UnmarshalMessage(data)
+	return nil // an error is decodeFast's to see: it falls back to decodeSlow
+}
+
+// decodeFast decodes a valid line of a type with a decoded payload (a message, a call, a
+// request) without its Data; ok is false for anything else (an invalid line, another type, a
+// payload that is not an object), which decodeSlow then decodes and explains.
+func decodeFast(line []byte, lineNo int) (Event, bool) {
+	var l fastLine
+	if err := json.Unmarshal(line, &l); err != nil || l.Type == nil || *l.Type == "" || l.Seq == nil {
+		return Event{}, false
+	}
+	e := Event{Type: *l.Type, Seq: *l.Seq, SourceEventSeqs: l.SourceEventSeqs, Ignorable: l.Ignorable, Line: lineNo, Bytes: len(line)}
+	if l.Time != "" {
+		t, err := time.Parse(time.RFC3339Nano, l.Time)
+		if err != nil {
+			return Event{}, false
+		}
+		e.Time = t
+	}
+	c := codeOf(e.Type)
+	switch c {
+	case codeOther, codeTurnStart, codeTurnEnd:
+		// Their Data is all a reader shows of them (and compares): decodeSlow keeps it.
+		return Event{}, false
+	}
+	d := l.Data
+	if d == nil {
+		return Event{}, false
+	}
+	switch c {
+	case codeUserMessage, codeAssistantMessage, codeToolResult:
+		if !d.Message.set || d.Message.err != nil || d.Message.m == nil || d.Message.m.MessageRole() != roleOf[c] {
+			return Event{}, false
+		}
+		e.Message = d.Message.m
+	case codeToolCall:
+		if d.CallID == "" || d.Name == "" {
+			return Event{}, false
+		}
+		e.Call = &Call{CallID: d.CallID, Name: d.Name, Arguments: d.Arguments}
+	case codeToolStart:
+		if d.CallID == "" || d.Name == "" {
+			return Event{}, false
+		}
+		e.Call = &Call{CallID: d.CallID, Name: d.Name, Arguments: d.Arguments}
+	case codeModelRequest:
+		if d.ThroughSeq == nil || d.Messages == nil {
+			return Event{}, false
+		}
+		e.Request = &Request{ThroughSeq: *d.ThroughSeq, Messages: *d.Messages}
+	}
+	return e, true
+}
+
+// roleOf is the role of the message of each message type.
+var roleOf = map[typeCode]tinypi.Role{codeUserMessage: tinypi.RoleUser, codeAssistantMessage: tinypi.RoleAssistant, codeToolResult: tinypi.RoleToolResult}
 
 // decodeMessage decodes data {"message": ...} with tinypi's own decoder.
 func decodeMessage(data json.RawMessage) (tinypi.Message, error) {
@@ -379,57 +858,118 @@ func decodeMessage(data json.RawMessage) (tinypi.Message, error) {
 	return tinypi.UnmarshalMessage(d.Message)
 }
 
-// callOf returns the tool/call an event of type e.Type refers to: its sourceEventSeqs must be
+// check checks e, decoded from the next line, against the events before it: its seq, the
+// references of a start or a result, the count of a request, a type this reader knows.
+func (r *reader) check(e *Event) error {
+	entries := r.log.entries
+	if want := len(entries); e.Seq != want {
+		return &Error{Kind: KindSeq, Line: e.Line, Seq: e.Seq, WantSeq: want,
+			Detail: fmt.Sprintf("seq %d, want %d (the number of events before it)", e.Seq, want)}
+	}
+	damaged := func(format string, args ...any) error {
+		return &Error{Kind: KindDamaged, Line: e.Line, Detail: fmt.Sprintf(format, args...)}
+	}
+	switch codeOf(e.Type) {
+	case codeOther:
+		if !e.Ignorable {
+			return &Error{Kind: KindUnknownType, Line: e.Line, Type: string(e.Type),
+				Detail: fmt.Sprintf("unknown event type %q, not marked ignorable", e.Type)}
+		}
+	case codeToolStart:
+		call, src, err := r.callOf(e)
+		if err != nil {
+			return damaged("%v", err)
+		}
+		if call.ID != e.Call.CallID || call.Name != e.Call.Name {
+			return damaged("tool/start of %s %q refers to seq %d, the tool/call of %s %q", e.Call.Name, e.Call.CallID, src, call.Name, call.ID)
+		}
+		if call.Start >= 0 {
+			return damaged("a second tool/start for the tool/call at seq %d", src)
+		}
+		if call.Result >= 0 {
+			return damaged("a tool/start for the tool/call at seq %d after its result", src)
+		}
+	case codeToolResult:
+		call, src, err := r.callOf(e)
+		if err != nil {
+			return damaged("%v", err)
+		}
+		if id := e.Message.(tinypi.ToolResultMessage).ToolCallID; call.ID != id {
+			return damaged("tool/result for call %q refers to seq %d, the tool/call of %q", id, src, call.ID)
+		}
+		if call.Result >= 0 {
+			return damaged("a second tool/result for the tool/call at seq %d", src)
+		}
+	case codeModelRequest:
+		rq := e.Request
+		// -1 is a request frozen before any event: it holds no message.
+		if rq.ThroughSeq < -1 || rq.ThroughSeq >= e.Seq {
+			return damaged("model/request throughSeq %d, want an earlier event (-1 to %d)", rq.ThroughSeq, e.Seq-1)
+		}
+		if n := r.log.MessagesThrough(rq.ThroughSeq); n != rq.Messages {
+			return damaged("model/request says %d messages, but the events through seq %d derive %d", rq.Messages, rq.ThroughSeq, n)
+		}
+	}
+	return nil
+}
+
+// callOf returns the tool/call a tool/start or tool/result refers to: its sourceEventSeqs must be
 // exactly [seq of an earlier tool/call].
-func callOf(e Event, before []Event) (*Call, int, error) {
+func (r *reader) callOf(e *Event) (*CallInfo, int, error) {
 	if len(e.SourceEventSeqs) != 1 {
 		return nil, 0, fmt.Errorf("%s needs sourceEventSeqs [seq of its tool/call], has %v", e.Type, e.SourceEventSeqs)
 	}
 	src := e.SourceEventSeqs[0]
-	if src < 0 || src >= len(before) || before[src].Type != TypeToolCall {
+	entries := r.log.entries
+	if src < 0 || src >= len(entries) || entries[src].typ != codeToolCall {
 		return nil, 0, fmt.Errorf("%s refers to seq %d, which is not an earlier tool/call", e.Type, src)
 	}
-	return before[src].Call, src, nil
+	return &r.log.calls[entries[src].ref], src, nil
 }
 
-// refersTo reports whether an earlier event of type t refers to the tool/call at src.
-func refersTo(before []Event, t Type, src int) bool {
-	return slices.ContainsFunc(before, func(o Event) bool {
-		return o.Type == t && slices.Equal(o.SourceEventSeqs, []int{src})
-	})
-}
-
-// checkStart checks that a tool/start refers to an earlier tool/call of the same id and name,
-// which has neither a start nor a result yet.
-func checkStart(e Event, before []Event) error {
-	call, src, err := callOf(e, before)
-	if err != nil {
-		return err
+// add puts e, checked, into the index; its line starts at off and is size bytes long.
+func (r *reader) add(e *Event, off int64, size int) {
+	log := r.log
+	c := codeOf(e.Type)
+	en := entry{off: off, size: int32(size), typ: c}
+	if n := len(log.entries); n > 0 {
+		en.msgs = log.entries[n-1].msgs
 	}
-	if call.CallID != e.Call.CallID || call.Name != e.Call.Name {
-		return fmt.Errorf("tool/start of %s %q refers to seq %d, the tool/call of %s %q", e.Call.Name, e.Call.CallID, src, call.Name, call.CallID)
+	if c.isMessage() {
+		en.msgs++
+		log.msgSeqs = append(log.msgSeqs, int32(e.Seq))
 	}
-	if refersTo(before, TypeToolStart, src) {
-		return fmt.Errorf("a second tool/start for the tool/call at seq %d", src)
+	switch c {
+	case codeAssistantMessage:
+		for _, b := range e.Message.(tinypi.AssistantMessage).Content {
+			if tc, ok := b.(tinypi.ToolCall); ok {
+				r.askers[tc.ID] = e.Seq
+			}
+		}
+	case codeToolCall:
+		name, ok := r.names[e.Call.Name]
+		if !ok {
+			name = e.Call.Name
+			r.names[name] = name
+		}
+		asker, ok := r.askers[e.Call.CallID]
+		if !ok {
+			asker = -1
+		}
+		en.ref = int32(len(log.calls))
+		log.calls = append(log.calls, CallInfo{Seq: e.Seq, ID: e.Call.CallID, Name: name, Asker: asker, Start: -1, Result: -1})
+	case codeToolStart:
+		en.ref = int32(e.SourceEventSeqs[0])
+		log.calls[log.entries[en.ref].ref].Start = e.Seq
+	case codeToolResult:
+		en.ref = int32(e.SourceEventSeqs[0])
+		log.calls[log.entries[en.ref].ref].Result = e.Seq
+	case codeModelRequest:
+		en.ref, en.requested = int32(e.Request.ThroughSeq), int32(e.Request.Messages)
 	}
-	if refersTo(before, TypeToolResult, src) {
-		return fmt.Errorf("a tool/start for the tool/call at seq %d after its result", src)
+	log.entries = append(log.entries, en)
+	log.Size = r.off
+	if r.visit != nil {
+		r.visit(*e)
 	}
-	return nil
-}
-
-// checkSource checks that a tool/result refers to exactly one earlier tool/call of the same id.
-func checkSource(e Event, before []Event) error {
-	call, src, err := callOf(e, before)
-	if err != nil {
-		return err
-	}
-	id := e.Message.(tinypi.ToolResultMessage).ToolCallID
-	if call.CallID != id {
-		return fmt.Errorf("tool/result for call %q refers to seq %d, the tool/call of %q", id, src, call.CallID)
-	}
-	if refersTo(before, TypeToolResult, src) {
-		return fmt.Errorf("a second tool/result for the tool/call at seq %d", src)
-	}
-	return nil
 }
