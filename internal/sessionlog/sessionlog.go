@@ -86,6 +86,8 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"runtime"
+	"sync"
 	"syscall"
 	"time"
 
@@ -459,7 +461,9 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 
 // ReadFile reads the log at path in one pass (see the package comment). On an *Error of
 // KindTorn the intact events before the torn line come back too; on any other error the Log is
-// nil. It stops with ctx's error when ctx ends, within a few hundred lines.
+// nil. It stops with ctx's error when ctx ends, within one batch of lines (at most 512 lines or
+// 256 KiB, or one long line). The lines are decoded on up to GOMAXPROCS goroutines, checked and
+// indexed in order; all of them have ended when ReadFile returns.
 func ReadFile(ctx context.Context, path string, opts Options) (*Log, error) {
 	log, err := readFile(ctx, path, opts)
 	var e *Error
@@ -496,6 +500,7 @@ func readFile(ctx context.Context, path string, opts Options) (*Log, error) {
 		limit:    limit,
 		visit:    opts.Visit,
 		progress: opts.Progress,
+		size:     info.Size(),
 		askers:   map[string]int{},
 		names:    map[string]string{},
 		log:      &Log{Path: path, info: info},
@@ -506,7 +511,8 @@ func readFile(ctx context.Context, path string, opts Options) (*Log, error) {
 	return rd.read()
 }
 
-// reader is one pass over a log.
+// reader is one pass over a log. After the header, one goroutine cuts lines (br, long, lineNo,
+// limit: nextLine's) and the goroutine of ReadFile checks and indexes them (everything else).
 type reader struct {
 	ctx      context.Context
 	br       *bufio.Reader
@@ -514,6 +520,7 @@ type reader struct {
 	visit    func(Event)
 	progress func(int64)
 	reported int64 // the bytes read when progress was last called
+	size     int64 // the file's size when it was opened
 
 	off     int64  // where the next line starts
 	long    []byte // a line longer than the bufio buffer, assembled
@@ -524,18 +531,18 @@ type reader struct {
 	pending *Error // a torn last line, reported after the events before it
 }
 
-// nextLine returns the next line without its "\n" or "\r\n" (valid until the next call), the
-// number of bytes it takes in the file with them, whether it ended in "\n", and io.EOF after the
-// last line. A line longer than MaxLineBytes is an error, found without holding more than
-// MaxLineBytes of it.
-func (r *reader) nextLine() (line []byte, size int, terminated bool, err error) {
+// nextLine returns the next line, which starts at off in the file, with its "\n" if it has one
+// (valid until the next call), whether it has one, and io.EOF after the last line. A line longer
+// than MaxLineBytes is an error, found without holding more than MaxLineBytes of it; so is a
+// line that ends beyond the size limit. Only one goroutine at a time calls it.
+func (r *reader) nextLine(off int64) (line []byte, terminated bool, err error) {
 	r.long = r.long[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):
 			if len(r.long)+len(chunk) > MaxLineBytes {
-				return nil, 0, false, &Error{Kind: KindLongLine, Line: r.lineNo + 1, Limit: MaxLineBytes}
+				return nil, false, &Error{Kind: KindLongLine, Line: r.lineNo + 1, Limit: MaxLineBytes}
 			}
 			r.long = appendDoubling(r.long, chunk)
 			continue
@@ -543,29 +550,29 @@ func (r *reader) nextLine() (line []byte, size int, terminated bool, err error) 
 			terminated = true
 		case errors.Is(err, io.EOF):
 			if len(chunk) == 0 && len(r.long) == 0 {
-				return nil, 0, false, io.EOF
+				return nil, false, io.EOF
 			}
 		default:
-			return nil, 0, false, fmt.Errorf("reading the session log: %w", err)
+			return nil, false, fmt.Errorf("reading the session log: %w", err)
 		}
 		if len(r.long) > 0 {
 			r.long = appendDoubling(r.long, chunk)
 			chunk = r.long
 		}
 		r.lineNo++
-		size = len(chunk)
-		line = chunk
-		if terminated {
-			line = line[:len(line)-1]
+		if n := len(chunk); n > MaxLineBytes+1 || (n > MaxLineBytes && !terminated) {
+			return nil, false, &Error{Kind: KindLongLine, Line: r.lineNo, Limit: MaxLineBytes}
 		}
-		if len(line) > MaxLineBytes {
-			return nil, 0, false, &Error{Kind: KindLongLine, Line: r.lineNo, Limit: MaxLineBytes}
+		if r.limit >= 0 && off+int64(len(chunk)) > r.limit {
+			return nil, false, &Error{Kind: KindTooLarge, Size: off + int64(len(chunk)), Limit: r.limit}
 		}
-		if r.limit >= 0 && r.off+int64(size) > r.limit {
-			return nil, 0, false, &Error{Kind: KindTooLarge, Size: r.off + int64(size), Limit: r.limit}
-		}
-		return bytes.TrimSuffix(line, []byte("\r")), size, terminated, nil
+		return chunk, terminated, nil
 	}
+}
+
+// trimLine is a line without its "\n" or "\r\n".
+func trimLine(line []byte) []byte {
+	return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
 }
 
 // at sets where the line of a line's *Error starts.
@@ -596,13 +603,14 @@ func (r *reader) atEOF() bool {
 
 func (r *reader) read() (*Log, error) {
 	log := r.log
-	line, size, _, err := r.nextLine()
+	chunk, _, err := r.nextLine(0)
 	if errors.Is(err, io.EOF) {
 		return nil, &Error{Kind: KindHeader, Line: 1, Detail: "the file is empty"}
 	}
 	if err != nil {
 		return nil, err
 	}
+	size, line := len(chunk), trimLine(chunk)
 	if bytes.HasPrefix(line, []byte("\xef\xbb\xbf")) {
 		return nil, &Error{Kind: KindBOM, Line: 1, Detail: "the file starts with a UTF-8 byte order mark"}
 	}
@@ -616,52 +624,180 @@ func (r *reader) read() (*Log, error) {
 	}
 	r.off += int64(size)
 	log.Size = r.off
-	for {
-		if r.lineNo%256 == 0 {
-			if err := r.ctx.Err(); err != nil {
-				return nil, err
+	return r.events()
+}
+
+// A batch is a run of consecutive event lines: cut from the file in order by the reading
+// goroutine, decoded by a worker (the JSON work, most of a read's time), then checked and
+// indexed in order by the goroutine that called ReadFile.
+type batch struct {
+	first int    // the line number of its first line
+	data  []byte // the lines, newlines included
+	// lines are where each line is: its start in data, its length without the newline, and
+	// whether it has one; off is where data starts in the file.
+	lines []lineSpan
+	off   int64
+	// last is set on the batch that ends the file; err on a batch cut short by an error of
+	// reading (its lines before the error are good).
+	last bool
+	err  error
+
+	events []Event // decoded, one per line, filled by the worker
+	errs   []error
+	done   chan struct{} // closed when events and errs are filled
+}
+
+type lineSpan struct {
+	start, size int
+	terminated  bool
+}
+
+// batchLines and batchBytes bound a batch; a longer line makes a batch of its own.
+const (
+	batchLines = 512
+	batchBytes = 256 << 10
+)
+
+// events reads the event lines after the header: cutting (this goroutine's helper), decoding
+// (workers) and checking (this goroutine) overlap. Every goroutine it starts has ended when it
+// returns.
+func (r *reader) events() (*Log, error) {
+	stop := make(chan struct{})
+	ordered := make(chan *batch, 2)
+	jobs := make(chan *batch, 2)
+	// The buffers of batches already indexed, for the next ones: nothing an event holds points
+	// into them.
+	free := make(chan []byte, 4)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer close(stop)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		defer close(ordered)
+		defer close(jobs)
+		r.cut(stop, ordered, jobs, free)
+	}()
+	for range max(1, min(runtime.GOMAXPROCS(0), 8)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.events = make([]Event, len(b.lines))
+				b.errs = make([]error, len(b.lines))
+				for i, l := range b.lines {
+					b.events[i], b.errs[i] = decodeLine(b.text(l), b.first+i, false)
+				}
+				close(b.done)
 			}
+		}()
+	}
+	log := r.log
+	for b := range ordered {
+		select {
+		case <-b.done:
+		case <-r.ctx.Done():
+			return nil, r.ctx.Err()
 		}
-		if len(log.entries) == math.MaxInt32 {
-			return nil, &Error{Kind: KindTooLarge, Size: r.off, Limit: r.off}
+		if err := r.ctx.Err(); err != nil {
+			return nil, err
 		}
-		start := r.off
-		raw, size, terminated, err := r.nextLine()
-		if errors.Is(err, io.EOF) {
-			break
+		off := b.off
+		for i, l := range b.lines {
+			lineNo := b.first + i
+			if len(log.entries) == math.MaxInt32 {
+				return nil, &Error{Kind: KindTooLarge, Size: off, Limit: off}
+			}
+			e, err := b.events[i], b.errs[i]
+			if err == nil {
+				err = r.check(&e)
+			}
+			last := b.last && i == len(b.lines)-1
+			raw := b.text(l)
+			if err != nil {
+				var le *Error
+				if errors.As(err, &le) && last && !json.Valid(raw) {
+					// Only the last line is cut off: the writer stopped in the middle of it.
+					return log, &Error{Kind: KindTorn, Line: lineNo, Offset: off, Detail: le.Detail, Intact: len(log.entries), Unterminated: !l.terminated}
+				}
+				return nil, at(err, off)
+			}
+			if last && !l.terminated {
+				// Complete JSON but no "\n": the write may still have been cut short, and
+				// tinypi.LoadSession cuts such a line off, so it is not an event of the log.
+				return log, &Error{Kind: KindTorn, Line: lineNo, Offset: off, Detail: "the last line does not end with a newline", Intact: len(log.entries), Unterminated: true}
+			}
+			size := l.size
+			if l.terminated {
+				size--
+			}
+			r.off = off + int64(l.size)
+			r.add(&e, off, size)
+			off += int64(l.size)
 		}
-		if err != nil {
-			return nil, at(err, start)
-		}
-		r.off += int64(size)
 		if r.progress != nil && r.off-r.reported >= 1<<20 {
 			r.reported = r.off
 			r.progress(r.off)
 		}
-		e, err := decodeLine(raw, r.lineNo, false)
-		if err == nil {
-			err = r.check(&e)
+		if b.err != nil {
+			return nil, b.err
 		}
-		last := r.atEOF()
-		if err != nil {
-			var le *Error
-			if errors.As(err, &le) && last && !json.Valid(raw) {
-				// Only the last line is cut off: the writer stopped in the middle of it.
-				return log, &Error{Kind: KindTorn, Line: r.lineNo, Offset: start, Detail: le.Detail, Intact: len(log.entries), Unterminated: !terminated}
-			}
-			return nil, at(err, start)
+		select {
+		case free <- b.data[:0]:
+		default:
 		}
-		if last && !terminated {
-			// Complete JSON but no "\n": the write may still have been cut short, and
-			// tinypi.LoadSession cuts such a line off, so it is not an event of the log.
-			return log, &Error{Kind: KindTorn, Line: r.lineNo, Offset: start, Detail: "the last line does not end with a newline", Intact: len(log.entries), Unterminated: true}
-		}
-		if terminated {
-			size--
-		}
-		r.add(&e, start, size)
 	}
 	return log, nil
+}
+
+// text is the line l of b without its newline (and a "\r" before it).
+func (b *batch) text(l lineSpan) []byte { return trimLine(b.data[l.start : l.start+l.size]) }
+
+// cut reads the event lines into batches and hands each to ordered (for checking, in order)
+// and to jobs (for decoding), until the file ends, reading fails or stop is closed. It takes the
+// buffers of batches from free when there are some.
+func (r *reader) cut(stop <-chan struct{}, ordered, jobs chan<- *batch, free <-chan []byte) {
+	off := r.off
+	for {
+		b := &batch{first: r.lineNo + 1, off: off, done: make(chan struct{})}
+		select {
+		case b.data = <-free:
+		default:
+			// A batch's bytes, and the line that passes the mark, without growing: as much as
+			// is left of the file when that is less.
+			b.data = make([]byte, 0, max(0, min(batchBytes+16<<10, r.size-off+1)))
+		}
+		for len(b.lines) < batchLines && len(b.data) < batchBytes {
+			chunk, terminated, err := r.nextLine(off)
+			if errors.Is(err, io.EOF) {
+				b.last = true
+				break
+			}
+			if err != nil {
+				b.err = at(err, off)
+				break
+			}
+			b.lines = append(b.lines, lineSpan{start: len(b.data), size: len(chunk), terminated: terminated})
+			b.data = append(b.data, chunk...)
+			off += int64(len(chunk))
+		}
+		if !b.last && b.err == nil && r.atEOF() {
+			b.last = true
+		}
+		select {
+		case ordered <- b:
+		case <-stop:
+			return
+		}
+		select {
+		case jobs <- b:
+		case <-stop:
+			return
+		}
+		if b.last || b.err != nil {
+			return
+		}
+	}
 }
 
 func readHeader(line []byte, h *Header) error {
