@@ -56,6 +56,7 @@ var serveMessages = i18n.Catalog{
 	"serve.flag.dir":       {ZH: "不带 LOG 时在哪个练习目录下找 sessions/（默认当前目录）", EN: "the practice directory whose sessions/ is searched without LOG (default: the current directory)"},
 	"serve.remote":         {ZH: "%s 不是本机地址：网页会被网络上的其他机器看到。确实需要时加上 --allow-remote。", EN: "%s is not a loopback address: other machines on the network could see the page. Add --allow-remote if you mean it."},
 	"serve.missing":        {ZH: "没有这个日志文件：%s。检查路径；不带参数的 course serve 会用 sessions/ 下最新的日志", EN: "no such log file: %s. Check the path; course serve without one takes the newest log under sessions/"},
+	"serve.unreadable":     {ZH: "无法读取 %s：%s。检查路径和文件的权限", EN: "%s cannot be read: %s. Check the path and the file's permissions"},
 	"serve.nolog":          {ZH: "%s 下没有会话日志（*.jsonl）。给出日志路径：course serve LOG", EN: "no session log (*.jsonl) under %s. Name a log: course serve LOG"},
 	"serve.url":            {ZH: "在浏览器中打开：%s （Ctrl-C 停止）", EN: "open in a browser: %s (Ctrl-C stops)"},
 	"serve.port":           {ZH: "--port %d 不是端口号：端口在 0 到 65535 之间（0 表示任选一个空闲端口）", EN: "--port %d is not a port: ports are 0 to 65535 (0 picks any free port)"},
@@ -178,7 +179,7 @@ func (a *app) checkLogPath(path string, limit int64) error {
 	case errors.Is(err, fs.ErrNotExist):
 		return a.usagef("serve.missing", visible(path))
 	case err != nil:
-		return err
+		return a.usagef("serve.unreadable", visible(path), visible(err.Error()))
 	}
 	var refused *sessionlog.Error
 	switch {
@@ -187,6 +188,12 @@ func (a *app) checkLogPath(path string, limit int64) error {
 	case limit >= 0 && info.Size() > limit:
 		refused = &sessionlog.Error{Kind: sessionlog.KindTooLarge, Path: path, Size: info.Size(), Limit: limit}
 	default:
+		// A regular file opens without waiting: find out now whether it can be read.
+		f, err := os.Open(path)
+		if err != nil {
+			return a.usagef("serve.unreadable", visible(path), visible(err.Error()))
+		}
+		f.Close()
 		return nil
 	}
 	what, repair := refused.Explain(a.p.lang)

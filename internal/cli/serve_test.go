@@ -190,12 +190,29 @@ func TestServeRefusesWhatIsNoRegularFile(t *testing.T) {
 		{[]string{"/dev/zero", "--check"}, "/dev/zero: the session log cannot be read\n  this is not a regular file but a device"},
 		{[]string{dir, "--check"}, "this is not a regular file but a directory"},
 	} {
+		if tt.args[0] == "/dev/zero" {
+			if _, err := os.Stat("/dev/zero"); err != nil {
+				continue
+			}
+		}
 		code, stdout, stderr := within(t, append([]string{"--lang", "en", "serve", "--port", "0"}, tt.args...)...)
 		assert.Equal(t, exitUsage, code, "%v", tt.args)
 		assert.Contains(t, stderr, tt.want, "%v", tt.args)
 		assert.Contains(t, stderr, "name a .jsonl file, for example a log under sessions/.", "%v", tt.args)
 		assert.Empty(t, stdout, "%v: nothing listens", tt.args)
 	}
+}
+
+// A path that exists but cannot be read (a loop of links) is bad input too, said plainly.
+func TestServeRefusesAnUnreadablePath(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	require.NoError(t, os.Symlink(b, a))
+	require.NoError(t, os.Symlink(a, b))
+	code, stdout, stderr := within(t, "--lang", "en", "serve", a, "--check")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, stderr, a+" cannot be read: stat "+a+": too many levels of symbolic links. Check the path")
+	assert.Empty(t, stdout)
 }
 
 func TestServeSizeLimit(t *testing.T) {

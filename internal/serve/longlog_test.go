@@ -304,4 +304,33 @@ func TestPreload(t *testing.T) {
 	assert.ErrorIs(t, err, context.Canceled)
 }
 
-var _ = fmt.Sprint
+// A message of ten thousand tool calls (a hostile or runaway batch) is shown by its first
+// blocks, and the page stays small.
+func TestHugeBatchPageIsBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"format":"tinypi-session","version":1}` + "\n")
+	var calls []string
+	for i := range 10000 {
+		calls = append(calls, fmt.Sprintf(`{"type":"toolCall","id":"c%d","name":"read","arguments":"{}"}`, i))
+	}
+	b.WriteString(`{"type":"assistant/message","seq":0,"data":{"message":{"role":"assistant","content":[` + strings.Join(calls, ",") + `],"stopReason":"toolUse"}}}` + "\n")
+	for i := range 10000 {
+		fmt.Fprintf(&b, `{"type":"tool/call","seq":%d,"data":{"callId":"c%d","name":"read","arguments":"{}"}}`+"\n", 1+i, i)
+	}
+	for i := range 10000 {
+		fmt.Fprintf(&b, `{"type":"tool/result","seq":%d,"sourceEventSeqs":[%d],"data":{"message":{"role":"toolResult","toolCallId":"c%d","content":[]}}}`+"\n", 10001+i, 1+i, i)
+	}
+	path := writeLog(t, b.String())
+	for _, target := range []string{"/api/view", "/api/view?call=5001", "/?call=5001"} {
+		rec := do(t, handler(t, serve.Options{Log: path, Lang: i18n.EN}), target)
+		require.Equal(t, http.StatusOK, rec.Code)
+		assert.Less(t, rec.Body.Len(), 600<<10, "%s: bytes of the page of a 10,000-call batch", target)
+	}
+	v := viewOf(t, serve.Options{Log: path, Lang: i18n.EN}, "/api/view?call=5001")
+	assert.Equal(t, 10000, v.BatchSize)
+	assert.Len(t, v.Batch, 40)
+	m := v.Stages[0].History[0]
+	assert.Len(t, m.Blocks, 20)
+	assert.Equal(t, 10000-20, m.HiddenBlocks)
+	assert.Equal(t, []int{0, 0, 5000, 5001, 10000, 10000}, []int{v.Stages[0].Cursor, v.Stages[1].Cursor, v.Stages[2].Cursor, v.Stages[3].Cursor, v.Stages[4].Cursor, v.Stages[5].Cursor})
+}

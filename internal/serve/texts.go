@@ -111,6 +111,7 @@ var uiMessages = i18n.Catalog{
 	"focus.sibling":    {ZH: "同批调用", EN: "same batch"},
 	"hidden.events":    {ZH: "…… 省略了 {n} 个事件 ……", EN: "… {n} events not shown …"},
 	"hidden.history":   {ZH: "前面还有 {n} 条消息没有显示。", EN: "{n} earlier messages are not shown."},
+	"hidden.blocks":    {ZH: "……还有 {n} 个内容块没有显示", EN: "… {n} more blocks not shown"},
 	"hidden.rows":      {ZH: "…… 省略了 {n} 行 ……", EN: "… {n} rows not shown …"},
 	"cut":              {ZH: "……（还有 {n} 字节没有显示）", EN: "… ({n} more bytes not shown)"},
 	"events.count":     {ZH: "显示了 {shown} / {total} 个事件：选中的调用前后的事件。", EN: "{shown} of {total} events shown: those around the chosen call."},

@@ -45,6 +45,10 @@ const (
 	textShown    = 4096
 	payloadShown = 16384
 	summaryShown = 400
+	// blocksShown and messageShown: the blocks of one message shown, and the bytes of text of
+	// all of them (a message of ten thousand tool calls is shown by its first ones).
+	blocksShown  = 20
+	messageShown = 16384
 )
 
 // View is everything the page shows of one log and one chosen tool call: the JSON the page's
@@ -147,6 +151,8 @@ type MessageView struct {
 	Seq     int         `json:"seq"`
 	Blocks  []BlockView `json:"blocks"`
 	Pending bool        `json:"pending,omitempty"`
+	// HiddenBlocks is the number of the message's blocks left out after those shown.
+	HiddenBlocks int `json:"hiddenBlocks,omitempty"`
 }
 
 // BlockView is one content block: text, thinking, or a tool call ("name · id · arguments").
@@ -598,11 +604,17 @@ func (b *builder) stages(specs []stageSpec, ch chain, call CallChoice, shown []i
 // messageView renders the message of e, each text cut to textShown bytes.
 func messageView(e sessionlog.Event) MessageView {
 	mv := MessageView{Role: string(e.Message.MessageRole()), Seq: e.Seq, Blocks: []BlockView{}}
+	budget := messageShown
 	block := func(kind, text string) {
-		shown := cut(text, textShown)
+		if len(mv.Blocks) >= blocksShown || budget <= 0 {
+			mv.HiddenBlocks++
+			return
+		}
+		shown := cut(text, min(textShown, budget))
+		budget -= len(shown)
 		bv := BlockView{Kind: kind, Text: shown}
-		if len(text) > textShown {
-			bv.Cut = len(text) - len(strings.TrimSuffix(shown, "…"))
+		if kept := len(strings.TrimSuffix(shown, "…")); kept < len(text) {
+			bv.Cut = len(text) - kept
 		}
 		mv.Blocks = append(mv.Blocks, bv)
 	}

@@ -82,6 +82,7 @@
         h('span', { class: 'role' }, m.role === 'toolResult' ? 'tool' : m.role));
       var body = h('div', { class: 'body' });
       m.blocks.forEach(function (b) { body.appendChild(h('div', { class: 'block ' + b.kind }, b.text, cutNote(b.cut))); });
+      if (m.hiddenBlocks) { body.appendChild(h('div', { class: 'cut' }, fill(T['hidden.blocks'], { n: m.hiddenBlocks }))); }
       li.appendChild(body);
       li.appendChild(m.pending ? h('span', { class: 'badge' }, T.pending) : eventLink(m.seq));
       ol.appendChild(li);
