@@ -67,18 +67,19 @@ var serveMessages = i18n.Catalog{
 		ZH: "警告：--allow-remote 让 course serve 监听 %[1]s。网络上任何能连到这台机器 %[2]d 端口、并拿到下面带令牌的地址的人，\n都能读到这个日志：提示词、工具输出、文件内容，agent 看到的一切。只在信任的网络上使用，用完按 Ctrl-C 停止。",
 		EN: "warning: --allow-remote has course serve listen on %[1]s. Anyone on the network who can reach this machine on port %[2]d\nand has the address below, with its token, can read this log: prompts, tool output, file contents, everything the agent saw.\nUse it on a network you trust only, and stop it with Ctrl-C when done.",
 	},
-	"serve.log":           {ZH: "日志：%s", EN: "log: %s"},
-	"serve.reference":     {ZH: "参考：%s", EN: "reference: %s"},
-	"serve.bad":           {ZH: "%s：%s\n  %s\n  修复：%s", EN: "%s: %s\n  %s\n  repair: %s"},
-	"serve.bad.page":      {ZH: "网页会显示同样的说明；修复后刷新即可。", EN: "The page shows the same; reload it after the repair."},
-	"serve.stopped":       {ZH: "已停止。", EN: "stopped."},
-	"serve.flag.check":    {ZH: "不启动网页：检查日志，打印网页首先显示的内容后退出（能显示时退出码 0，否则 1）", EN: "start no page: check the log, print what the page shows first and exit (0 when it can be shown, 1 when not)"},
-	"serve.refused":       {ZH: "%s：%s\n  %s\n  %s", EN: "%s: %s\n  %s\n  %s"},
-	"serve.check.torn":    {ZH: "注意：%s\n  显示的是它之前完好的 %d 个事件，与 LoadSession 保留的相同。\n  修复：%s", EN: "note: %s\n  shown: the %d intact events before it, as LoadSession keeps them.\n  repair: %s"},
-	"serve.check.events":  {ZH: "事件：%d 个；工具调用：%d 个", EN: "events: %d; tool calls: %d"},
-	"serve.check.call":    {ZH: "跟踪 %s %s（seq %d），共 %d 个阶段：", EN: "following %s %s (seq %d) through %d stages:"},
-	"serve.check.whole":   {ZH: "没有工具调用：网页显示整个日志。", EN: "no tool call: the page shows the whole log."},
-	"serve.check.compare": {ZH: "与参考运行对比：%s", EN: "compared with the reference run: %s"},
+	"serve.log":            {ZH: "日志：%s", EN: "log: %s"},
+	"serve.reference":      {ZH: "参考：%s", EN: "reference: %s"},
+	"serve.bad":            {ZH: "%s：%s\n  %s\n  修复：%s", EN: "%s: %s\n  %s\n  repair: %s"},
+	"serve.bad.page":       {ZH: "网页会显示同样的说明；修复后刷新即可。", EN: "The page shows the same; reload it after the repair."},
+	"serve.stopped":        {ZH: "已停止。", EN: "stopped."},
+	"serve.flag.check":     {ZH: "不启动网页：检查日志，打印网页首先显示的内容后退出（能显示时退出码 0，否则 1）", EN: "start no page: check the log, print what the page shows first and exit (0 when it can be shown, 1 when not)"},
+	"serve.refused":        {ZH: "%s：%s\n  %s\n  %s", EN: "%s: %s\n  %s\n  %s"},
+	"serve.check.torn":     {ZH: "注意：%s\n  显示的是它之前完好的 %d 个事件，与 LoadSession 保留的相同。\n  修复：%s", EN: "note: %s\n  shown: the %d intact events before it, as LoadSession keeps them.\n  repair: %s"},
+	"serve.check.torn.one": {ZH: "注意：%s\n  显示的是它之前完好的 %d 个事件，与 LoadSession 保留的相同。\n  修复：%s", EN: "note: %s\n  shown: the %d intact event before it, as LoadSession keeps it.\n  repair: %s"},
+	"serve.check.events":   {ZH: "事件：%d 个；工具调用：%d 个", EN: "events: %d; tool calls: %d"},
+	"serve.check.call":     {ZH: "跟踪 %s %s（seq %d），共 %d 个阶段：", EN: "following %s %s (seq %d) through %d stages:"},
+	"serve.check.whole":    {ZH: "没有工具调用：网页显示整个日志。", EN: "no tool call: the page shows the whole log."},
+	"serve.check.compare":  {ZH: "与参考运行对比：%s", EN: "compared with the reference run: %s"},
 }
 
 // serveCommand is `course serve [LOG] [--reference REF] [--addr A] [--port N] [--check]`.
@@ -286,7 +287,11 @@ func (a *app) checkServe(ctx context.Context, opts serve.Options) error {
 		fmt.Fprintln(a.stdout, a.p.text("serve.reference", visible(opts.Reference)))
 	}
 	if v.Notice != nil {
-		fmt.Fprintln(a.stderr, a.p.text("serve.check.torn", visible(v.Notice.What), v.EventCount, visible(v.Notice.Repair)))
+		id := "serve.check.torn"
+		if v.EventCount == 1 {
+			id = "serve.check.torn.one"
+		}
+		fmt.Fprintln(a.stderr, a.p.text(id, visible(v.Notice.What), v.EventCount, visible(v.Notice.Repair)))
 	}
 	fmt.Fprintln(a.stdout, a.p.text("serve.check.events", v.EventCount, v.CallCount))
 	if v.Call == nil {

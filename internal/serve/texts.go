@@ -128,6 +128,7 @@ var uiMessages = i18n.Catalog{
 	"batch.started":    {ZH: "已开始运行", EN: "started"},
 	"batch.committed":  {ZH: "结果已提交", EN: "result committed"},
 	"notice.title":     {ZH: "最后一行不完整", EN: "The last line is torn"},
+	"notice.shown.one": {ZH: "下面显示它之前的 1 个完好事件，与 tinypi 的 LoadSession 加载时保留的相同。", EN: "Shown below: the one intact event before it, as tinypi's LoadSession keeps it."},
 	"notice.shown":     {ZH: "下面显示它之前的 {n} 个完好事件，与 tinypi 的 LoadSession 加载时保留的相同。", EN: "Shown below: the {n} intact events before it, as tinypi's LoadSession keeps them."},
 
 	"error.what":    {ZH: "出了什么问题", EN: "What is wrong"},

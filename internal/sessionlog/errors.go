@@ -92,6 +92,10 @@ var errorMessages = i18n.Catalog{
 		ZH: "第 %[1]d 行（最后一行）不完整：写入在这一行的中途停止了（例如进程被中断）。它之前的 %[2]d 个事件完好。",
 		EN: "line %[1]d (the last line) is incomplete: writing stopped in the middle of it (the process was interrupted, for example). The %[2]d events before it are intact.",
 	},
+	"torn.what.one": {
+		ZH: "第 %[1]d 行（最后一行）不完整：写入在这一行的中途停止了（例如进程被中断）。它之前的 %[2]d 个事件完好。",
+		EN: "line %[1]d (the last line) is incomplete: writing stopped in the middle of it (the process was interrupted, for example). The %[2]d event before it is intact.",
+	},
 	"torn.fix": {
 		ZH: "删除第 %[1]d 行，保留前 %[3]d 行：%[2]s；或者重新运行一次。",
 		EN: "delete line %[1]d, keeping the first %[3]d lines: %[2]s; or run again.",
@@ -207,7 +211,11 @@ func (e *Error) Explain(lang string) (what, repair string) {
 		if e.Unterminated {
 			fix = "fix.cut"
 		}
-		return text("what", e.Line, e.Intact), text(fix, e.Line, cut, keep)
+		what := "what"
+		if e.Intact == 1 {
+			what = "what.one"
+		}
+		return text(what, e.Line, e.Intact), text(fix, e.Line, cut, keep)
 	case KindBOM:
 		tmp := ShellQuote(path + ".tmp")
 		return text("what"), text("fix", fmt.Sprintf("tail -c +4 %s > %s && mv %s %s", ShellQuote(path), tmp, tmp, ShellQuote(path)))

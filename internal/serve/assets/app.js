@@ -295,7 +295,7 @@
   }
   setCount('calls-count', fill(T['calls.count'], { n: data.callCount }));
   setCount('events-count', fill(T['events.count'], { shown: data.events.length, total: data.eventCount }));
-  if (data.notice) { setCount('notice-shown', fill(T['notice.shown'], { n: data.eventCount })); }
+  if (data.notice) { setCount('notice-shown', fill(T[data.eventCount === 1 ? 'notice.shown.one' : 'notice.shown'], { n: data.eventCount })); }
   if (data.batch) {
     var asker = data.events.filter(function (e) { return e.focus === 'assistant'; });
     var about = fill(T['batch.about'], { n: data.batchSize, seq: asker.length ? asker[0].seq : '?' });
