@@ -189,8 +189,9 @@ func (a *app) checkLogPath(path string, limit int64) error {
 	case limit >= 0 && info.Size() > limit:
 		refused = &sessionlog.Error{Kind: sessionlog.KindTooLarge, Path: path, Size: info.Size(), Limit: limit}
 	default:
-		// A regular file opens without waiting: find out now whether it can be read.
-		f, err := os.Open(path)
+		// Find out now whether it can be read; non-blocking, in case a FIFO took its place
+		// since the Stat.
+		f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 		if err != nil {
 			return a.usagef("serve.unreadable", visible(path), visible(err.Error()))
 		}

@@ -81,6 +81,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -238,7 +239,8 @@ func excerpt(path string, off int64, n int) string {
 	if n < 1 || off < 0 {
 		return ""
 	}
-	f, err := os.Open(path) // the reader opened it as a regular file a moment ago
+	// Non-blocking: a FIFO put in the file's place since it was read must not hang the page.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return ""
 	}
