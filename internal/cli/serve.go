@@ -71,6 +71,7 @@ var serveMessages = i18n.Catalog{
 	"serve.reference":      {ZH: "参考：%s", EN: "reference: %s"},
 	"serve.bad":            {ZH: "%s：%s\n  %s\n  修复：%s", EN: "%s: %s\n  %s\n  repair: %s"},
 	"serve.bad.page":       {ZH: "网页会显示同样的说明；修复后刷新即可。", EN: "The page shows the same; reload it after the repair."},
+	"serve.interrupted":    {ZH: "已中断：日志没有读完，什么也没有显示。", EN: "interrupted: the log was not read to its end; nothing is shown."},
 	"serve.stopped":        {ZH: "已停止。", EN: "stopped."},
 	"serve.flag.check":     {ZH: "不启动网页：检查日志，打印网页首先显示的内容后退出（能显示时退出码 0，否则 1）", EN: "start no page: check the log, print what the page shows first and exit (0 when it can be shown, 1 when not)"},
 	"serve.refused":        {ZH: "%s：%s\n  %s\n  %s", EN: "%s: %s\n  %s\n  %s"},
@@ -276,6 +277,11 @@ func (a *app) printProblem(p *serve.Problem) {
 // control characters escaped: a log must not drive the terminal.
 func (a *app) checkServe(ctx context.Context, opts serve.Options) error {
 	v, p, err := serve.Load(ctx, opts, -1)
+	if errors.Is(err, context.Canceled) {
+		// Ctrl-C or SIGTERM in the middle of the read: it stopped there.
+		fmt.Fprintln(a.stderr, a.p.text("serve.interrupted"))
+		return errSilentFailure
+	}
 	if err != nil {
 		return err
 	}
