@@ -87,6 +87,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -897,14 +898,15 @@ func decodeSlow(line []byte, lineNo int) (Event, error) {
 }
 
 // fastLine is an event line with the payloads of every known type in one struct, so that a
-// valid line is decoded by one json.Unmarshal (the message inside by tinypi's decoder).
+// valid line is decoded by one json.Unmarshal (the message inside by tinypi's decoder). Its
+// fields need no allocation of their own: a missing field is a zero value or an unset flag.
 type fastLine struct {
-	Type            *Type     `json:"type"`
-	Seq             *int      `json:"seq"`
-	Time            string    `json:"time"`
+	Type            string    `json:"type"`
+	Seq             intField  `json:"seq"`
+	Time            timeField `json:"time"`
 	SourceEventSeqs []int     `json:"sourceEventSeqs"`
 	Ignorable       bool      `json:"ignorable"`
-	Data            *fastData `json:"data"`
+	Data            fastData  `json:"data"`
 }
 
 type fastData struct {
@@ -912,8 +914,37 @@ type fastData struct {
 	CallID     string       `json:"callId"`
 	Name       string       `json:"name"`
 	Arguments  string       `json:"arguments"`
-	ThroughSeq *int         `json:"throughSeq"`
-	Messages   *int         `json:"messages"`
+	ThroughSeq intField     `json:"throughSeq"`
+	Messages   intField     `json:"messages"`
+}
+
+// intField is an integer and whether the line had it.
+type intField struct {
+	v   int
+	set bool
+}
+
+func (f *intField) UnmarshalJSON(data []byte) error {
+	n, err := strconv.Atoi(string(data)) // no copy: the conversion does not escape
+	if err != nil {
+		return err // not an integer (a string, a fraction, null): decodeSlow explains it
+	}
+	f.v, f.set = n, true
+	return nil
+}
+
+// timeField is the time of a line, parsed where the line holds it; set is false when the line
+// has none.
+type timeField struct {
+	t   time.Time
+	set bool
+}
+
+func (f *timeField) UnmarshalJSON(data []byte) error {
+	f.set = true
+	// time.Time reads RFC 3339 strictly, from the bytes; anything it refuses (an empty or
+	// unusual time) is left to decodeSlow, which says whether it is a time at all.
+	return f.t.UnmarshalJSON(data)
 }
 
 // messageField decodes a message with tinypi.UnmarshalMessage where the line holds it.
@@ -934,16 +965,12 @@ func (f *messageField) UnmarshalJSON(data []byte) error {
 // payload that is not an object), which decodeSlow then decodes and explains.
 func decodeFast(line []byte, lineNo int) (Event, bool) {
 	var l fastLine
-	if err := json.Unmarshal(line, &l); err != nil || l.Type == nil || *l.Type == "" || l.Seq == nil {
+	if err := json.Unmarshal(line, &l); err != nil || l.Type == "" || !l.Seq.set {
 		return Event{}, false
 	}
-	e := Event{Type: *l.Type, Seq: *l.Seq, SourceEventSeqs: l.SourceEventSeqs, Ignorable: l.Ignorable, Line: lineNo, Bytes: len(line)}
-	if l.Time != "" {
-		t, err := time.Parse(time.RFC3339Nano, l.Time)
-		if err != nil {
-			return Event{}, false
-		}
-		e.Time = t
+	e := Event{Type: Type(l.Type), Seq: l.Seq.v, SourceEventSeqs: l.SourceEventSeqs, Ignorable: l.Ignorable, Line: lineNo, Bytes: len(line)}
+	if l.Time.set {
+		e.Time = l.Time.t
 	}
 	c := codeOf(e.Type)
 	switch c {
@@ -951,31 +978,23 @@ func decodeFast(line []byte, lineNo int) (Event, bool) {
 		// Their Data is all a reader shows of them (and compares): decodeSlow keeps it.
 		return Event{}, false
 	}
-	d := l.Data
-	if d == nil {
-		return Event{}, false
-	}
+	d := &l.Data
 	switch c {
 	case codeUserMessage, codeAssistantMessage, codeToolResult:
 		if !d.Message.set || d.Message.err != nil || d.Message.m == nil || d.Message.m.MessageRole() != roleOf[c] {
 			return Event{}, false
 		}
 		e.Message = d.Message.m
-	case codeToolCall:
-		if d.CallID == "" || d.Name == "" {
-			return Event{}, false
-		}
-		e.Call = &Call{CallID: d.CallID, Name: d.Name, Arguments: d.Arguments}
-	case codeToolStart:
+	case codeToolCall, codeToolStart:
 		if d.CallID == "" || d.Name == "" {
 			return Event{}, false
 		}
 		e.Call = &Call{CallID: d.CallID, Name: d.Name, Arguments: d.Arguments}
 	case codeModelRequest:
-		if d.ThroughSeq == nil || d.Messages == nil {
+		if !d.ThroughSeq.set || !d.Messages.set {
 			return Event{}, false
 		}
-		e.Request = &Request{ThroughSeq: *d.ThroughSeq, Messages: *d.Messages}
+		e.Request = &Request{ThroughSeq: d.ThroughSeq.v, Messages: d.Messages.v}
 	}
 	return e, true
 }
