@@ -448,3 +448,12 @@ func TestServeListensBeforeReading(t *testing.T) {
 	out := both.String()
 	assert.Less(t, strings.Index(out, "open in a browser: http://127.0.0.1:"), strings.Index(out, "line 7 has seq 6, want 5"), out)
 }
+
+// course serve runs in a practice directory, which has no docs/ (issue 18): its texts name what
+// the learner has (course read 10, course serve --help).
+func TestServeMessagesPointAtWhatAPracticeDirectoryHas(t *testing.T) {
+	for id, m := range serveMessages {
+		assert.NotContains(t, m.ZH, "docs/", id)
+		assert.NotContains(t, m.EN, "docs/", id)
+	}
+}

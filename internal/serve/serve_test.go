@@ -323,4 +323,8 @@ func TestNewestLog(t *testing.T) {
 
 func TestCatalogs(t *testing.T) {
 	assert.Empty(t, serve.CatalogProblems())
+	// A learner reads the page in a practice directory, which has no docs/ (issue 18).
+	for _, text := range serve.CatalogTexts() {
+		assert.NotContains(t, text, "docs/")
+	}
 }

@@ -329,13 +329,22 @@ func TestErrorExplain(t *testing.T) {
 }
 
 func TestErrorExplainEveryKind(t *testing.T) {
-	for _, k := range []sessionlog.Kind{sessionlog.KindTorn, sessionlog.KindDamaged, sessionlog.KindUnknownType, sessionlog.KindSeq, sessionlog.KindHeader, sessionlog.KindVersion} {
+	for _, k := range []sessionlog.Kind{sessionlog.KindTorn, sessionlog.KindDamaged, sessionlog.KindUnknownType, sessionlog.KindSeq,
+		sessionlog.KindHeader, sessionlog.KindVersion, sessionlog.KindBOM, sessionlog.KindLongLine, sessionlog.KindNotRegular, sessionlog.KindTooLarge} {
 		for _, lang := range []string{i18n.ZH, i18n.EN} {
-			what, fix := (&sessionlog.Error{Kind: k, Line: 3, Detail: "x"}).Explain(lang)
-			for _, s := range []string{what, fix} {
-				assert.NotEmpty(t, s, "kind %s, %s", k, lang)
-				assert.NotContains(t, s, "!", "kind %s, %s: a missing message", k, lang)
-				assert.NotContains(t, s, "%!", "kind %s, %s: a bad verb", k, lang)
+			for _, intact := range []int{0, 1, 2} {
+				what, fix := (&sessionlog.Error{Kind: k, Line: 3, Detail: "x", Intact: intact}).Explain(lang)
+				for _, s := range []string{what, fix} {
+					assert.NotEmpty(t, s, "kind %s, %s", k, lang)
+					assert.NotContains(t, s, "!", "kind %s, %s: a missing message", k, lang)
+					assert.NotContains(t, s, "%!", "kind %s, %s: a bad verb", k, lang)
+					// A learner reads this in a practice directory, which has no docs/ (issue 18).
+					assert.NotContains(t, s, "docs/", "kind %s, %s: points at the kit's docs", k, lang)
+					assert.NotContains(t, s, "sed -i", "kind %s, %s: GNU-only", k, lang)
+				}
+				if lang == i18n.EN && intact == 1 {
+					assert.NotContains(t, what, "1 events", "kind %s: the plural of one", k)
+				}
 			}
 		}
 	}
