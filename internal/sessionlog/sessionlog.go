@@ -296,8 +296,8 @@ func (l *Log) RequestAt(seq int) (Request, bool) {
 	return Request{ThroughSeq: int(e.ref), Messages: int(e.requested)}, true
 }
 
-// NextRequest returns the seq of the first model/request after seq after whose ThroughSeq is at
-// least through, or -1.
+// NextRequest returns the seq of the first model/request after the event at seq after whose
+// ThroughSeq is at least through, or -1.
 func (l *Log) NextRequest(after, through int) int {
 	for seq := after + 1; seq < len(l.entries); seq++ {
 		if e := l.entries[seq]; e.typ == codeModelRequest && int(e.ref) >= through {
