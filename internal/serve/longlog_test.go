@@ -334,3 +334,22 @@ func TestHugeBatchPageIsBounded(t *testing.T) {
 	assert.Equal(t, 10000-20, m.HiddenBlocks)
 	assert.Equal(t, []int{0, 0, 5000, 5001, 10000, 10000}, []int{v.Stages[0].Cursor, v.Stages[1].Cursor, v.Stages[2].Cursor, v.Stages[3].Cursor, v.Stages[4].Cursor, v.Stages[5].Cursor})
 }
+
+// A long log without calls shows its first and last events.
+func TestLongLogWithoutCalls(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"format":"tinypi-session","version":1}` + "\n")
+	for i := range 1000 {
+		fmt.Fprintf(&b, `{"type":"user/message","seq":%d,"data":{"message":{"role":"user","content":[{"type":"text","text":"m%d"}]}}}`+"\n", i, i)
+	}
+	v := viewOf(t, serve.Options{Log: writeLog(t, b.String()), Lang: i18n.EN}, "/api/view")
+	assert.Nil(t, v.Call)
+	require.Len(t, v.Events, 200)
+	assert.Equal(t, 0, v.Events[0].Seq)
+	assert.Equal(t, 800, v.Events[100].HiddenBefore)
+	assert.Equal(t, 999, v.Events[199].Seq)
+	require.Len(t, v.Stages, 1)
+	assert.Len(t, v.Stages[0].History, 40)
+	assert.Equal(t, 960, v.Stages[0].HistoryHidden)
+	assert.Equal(t, 999, v.Stages[0].History[39].Seq)
+}

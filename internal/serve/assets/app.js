@@ -294,7 +294,7 @@
     if (el) { el.textContent = text; }
   }
   setCount('calls-count', fill(T['calls.count'], { n: data.callCount }));
-  setCount('events-count', fill(T['events.count'], { shown: data.events.length, total: data.eventCount }));
+  setCount('events-count', fill(T[data.call ? 'events.count' : 'events.count.whole'], { shown: data.events.length, total: data.eventCount }));
   if (data.notice) { setCount('notice-shown', fill(T[data.eventCount === 1 ? 'notice.shown.one' : 'notice.shown'], { n: data.eventCount })); }
   if (data.batch) {
     var asker = data.events.filter(function (e) { return e.focus === 'assistant'; });
