@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,10 @@ import (
 var labRunMessages = i18n.Catalog{
 	"test.running":  {ZH: "第 %s 章 · 运行：go test -run %s .", EN: "chapter %s · running: go test -run %s ."},
 	"progress.save": {ZH: "注意：无法保存进度（%v）", EN: "warning: the progress could not be saved (%v)"},
+	"test.env": {
+		ZH: "没有运行任何测试：问题出在这台机器上，不是你的代码：\n  %s\n处理好之后再运行（磁盘空间：df -h；Go 的安装与环境：course doctor）。这次运行没有被记录，进度不变。",
+		EN: "no test ran: the cause is this machine, not your code:\n  %s\nDeal with it, then run again (disk space: df -h; the Go installation and environment: course doctor). This run was not recorded; your progress is unchanged.",
+	},
 	"tests.changed": {
 		ZH: "注意：聚焦测试文件和练习开始时不一样了：%s\n改过的测试证明不了什么：在恢复之前，没有 Lab 会被记为完成，参考答案也不会解锁。\n恢复它们（只恢复测试文件，你的代码不动）：\n  %s",
 		EN: "WARNING: the focused test files differ from the ones the practice started with: %s\nEdited tests prove nothing: until they are restored, no lab is marked done and no solution unlocks.\nRestore them (only the test files; your code stays as it is):\n  %s",
@@ -57,8 +62,16 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
 	started := time.Now()
 	report, err := gotest.Run(ctx, gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout})
-	if err != nil {
+	var envErr *gotest.EnvironmentError
+	switch {
+	case errors.As(err, &envErr):
+		return labRun{}, a.environmentFailure(envErr.Cause)
+	case err != nil:
 		return labRun{}, err
+	case report.Environment != "":
+		// The build failed for the machine: a "build failed" against the labs would blame
+		// the learner's code, and recording it would turn their progress red.
+		return labRun{}, a.environmentFailure(report.Environment)
 	}
 	a.printTimedOut(ch, report) // timeout.go
 	outcome := progress.FromReport(ch, labs, report, started)
@@ -67,6 +80,13 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	}
 	return labRun{testsChanged: changed, report: report, outcome: outcome,
 		progress: a.recordProgress(root, ch, outcome, changed)}, nil
+}
+
+// environmentFailure says that the machine, not the learner's code, failed the run (what go
+// said is cause) and returns the failure to exit with.
+func (a *app) environmentFailure(cause string) error {
+	fmt.Fprintln(a.stdout, style{a.color}.bad(a.p.text("test.env", cause)))
+	return errSilentFailure
 }
 
 // changedTests returns the focused test files of the practice directory root that differ from

@@ -26,6 +26,7 @@ var catalog = i18n.MustMerge(
 	knownMistakeMessages,
 	nextMessages,
 	placeMessages,
+	practiceDirMessages,
 	readMessages,
 	resetMessages,
 	serveMessages,

@@ -3,11 +3,13 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
 
+	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -22,13 +24,47 @@ func dirArg(args []string) string {
 	return "."
 }
 
+// practiceDirMessages are the texts about the DIR argument and the practice directory's record.
+var practiceDirMessages = i18n.Catalog{
+	"err.no.dir":  {ZH: "没有这个目录：%s。检查路径；不写 DIR 时用当前目录。", EN: "no such directory: %s. Check the path; without DIR the current directory is used."},
+	"err.not.dir": {ZH: "%s 不是目录：DIR 是练习目录（或其中的一个目录）。", EN: "%s is not a directory: DIR is a practice directory (or a directory inside one)."},
+	"err.provenance": {
+		ZH: "%[1]s 损坏了（%[2]s）。这个文件记录着练习目录属于哪一章，课程工具离不开它。\n" +
+			"它在练习目录的 git 里：在 %[3]s 中运行 git checkout -- .course/practice.json 恢复它；\n" +
+			"git 里也没有好的副本时，重新创建一个练习目录（course practice NN DIR），把你的代码复制过去。",
+		EN: "%[1]s is damaged (%[2]s). It records which chapter this practice directory belongs to; the kit cannot work without it.\n" +
+			"It is in the practice directory's git: restore it with git checkout -- .course/practice.json, run in %[3]s;\n" +
+			"if git has no good copy either, create a new practice directory (course practice NN DIR) and copy your code over.",
+	},
+}
+
+// findPractice is practice.Find with its errors worded for the learner: a DIR that is not
+// there or is no directory (instead of the directory around it), a damaged practice.json.
+func (a *app) findPractice(dir string) (string, *practice.Provenance, error) {
+	if dir != "." && dir != "" {
+		info, err := os.Stat(dir)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", nil, a.usagef("err.no.dir", dir)
+		case err == nil && !info.IsDir():
+			return "", nil, a.usagef("err.not.dir", dir)
+		}
+	}
+	root, prov, err := practice.Find(dir)
+	var pe *practice.ProvenanceError
+	switch {
+	case errors.Is(err, practice.ErrNotPractice):
+		return "", nil, &notPracticeError{dir: dir, err: err}
+	case errors.As(err, &pe):
+		return "", nil, a.usagef("err.provenance", pe.File, pe.Err, shellQuote(filepath.Dir(filepath.Dir(pe.File))))
+	}
+	return root, prov, err
+}
+
 // practiceChapter finds the practice directory enclosing dir and loads its chapter.
 func (a *app) practiceChapter(dir string) (root string, b *tree.Builder, ch *manifest.Chapter, err error) {
-	root, prov, err := practice.Find(dir)
+	root, prov, err := a.findPractice(dir)
 	if err != nil {
-		if errors.Is(err, practice.ErrNotPractice) {
-			return "", nil, nil, &notPracticeError{dir: dir, err: err}
-		}
 		return "", nil, nil, err
 	}
 	b, ch, err = a.chapter(prov.Chapter)

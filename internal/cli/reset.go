@@ -34,7 +34,7 @@ var resetMessages = i18n.Catalog{
 			"如果区域里已经有你写的、还没提交到 git 的代码，course reset 会拒绝并列出会丢失的区域，什么也不改（退出码 1）；\n" +
 			"代码已经提交（区域和 HEAD 里的一样）时不会丢失任何东西，直接恢复。\n" +
 			"加 --force 才会替换：先把要改的文件原样复制到 .course/backup/<时间>-lab-<ID>/ 下，再逐个文件原子写入。\n" +
-			"course reset --tests 把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）。\n" +
+			"course reset --tests 把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）；它不和 --lab 一起用（退出码 2），两件事依次做。\n" +
 			"标记被删除或损坏时，reset 说明是哪个文件、哪一行，什么也不改；把标记恢复后再试。",
 		EN: "course reset --lab ID, in a practice directory, puts the starter's stub (the TODO line and the panic) back into\n" +
 			"every region of the lab (the lines between //lab:begin ID and //lab:end). Code outside the regions and the\n" +
@@ -44,7 +44,7 @@ var resetMessages = i18n.Catalog{
 			"would be lost and changes nothing (exit code 1); code committed as it is (the regions equal HEAD's) loses nothing and\n" +
 			"is reset at once. With --force it replaces them: it first copies every file it changes, as it is, to\n" +
 			".course/backup/<time>-lab-<ID>/, then writes each file atomically. course reset --tests puts edited focused\n" +
-			"test files back (backed up first).\n" +
+			"test files back (backed up first); it does not go with --lab (exit code 2): do the two one after the other.\n" +
 			"When markers were removed or damaged, reset says which file and line and changes nothing; restore them and retry.",
 	},
 	"reset.example": {
@@ -77,6 +77,10 @@ var resetMessages = i18n.Catalog{
 	"reset.flag.tests": {ZH: "把改动过的聚焦测试文件恢复成练习开始时的样子（先备份）", EN: "put the focused test files back as the practice started with them (backed up first)"},
 	"reset.tests.none": {ZH: "聚焦测试文件和练习开始时一样，没有需要恢复的。", EN: "the focused test files are as the practice started with them; nothing to restore."},
 	"reset.tests.done": {ZH: "已恢复聚焦测试文件：%s", EN: "restored the focused test files: %s"},
+	"reset.both": {
+		ZH: "--lab 和 --tests 恢复的是不同的东西，一次只做一件，什么也没有改。依次运行：\n  %[1]s\n  %[2]s",
+		EN: "--lab and --tests reset different things, one at a time; nothing was changed. Run them one after the other:\n  %[1]s\n  %[2]s",
+	},
 	"reset.committed": {
 		ZH: "Lab %s 区域里的代码已经提交在 git 里（%s），恢复不会丢失它：git show HEAD:%s 能看到它。",
 		EN: "the code in lab %s's regions is committed in git (%s), so a reset loses nothing: git show HEAD:%s shows it.",
@@ -97,7 +101,16 @@ func (a *app) resetCommand() *cobra.Command {
 		Example: a.p.text("reset.example"),
 		Args:    a.argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
-			if tests && labFlag == "" {
+			if tests && labFlag != "" {
+				// Each can refuse on its own (the lab holds code a reset would lose): doing one
+				// and reporting both would say something stayed changed that was not reset.
+				dir := ""
+				if len(args) == 1 {
+					dir = " " + shellQuote(args[0])
+				}
+				return a.usagef("reset.both", "course reset --tests"+dir, "course reset --lab "+shellQuote(labFlag)+dir)
+			}
+			if tests {
 				root, b, ch, err := a.practiceChapter(dirArg(args))
 				if err != nil {
 					return err

@@ -25,6 +25,37 @@ var ErrNoGo = errors.New("the go command was not found on PATH: install the Go t
 	"(https://go.dev/dl/, or your system's package manager) and make sure its bin directory " +
 	"(for example /usr/local/go/bin) is on PATH, then run `go version` to check")
 
+// EnvironmentError reports a run of go that could not do its job because of the machine, not
+// because of the code it builds and tests: the go command killed by a signal (the out-of-memory
+// killer, a kill), or unable to start.
+type EnvironmentError struct {
+	// Cause says what happened, in English, for the learner.
+	Cause string
+	Err   error
+}
+
+func (e *EnvironmentError) Error() string { return e.Cause + ": " + e.Err.Error() }
+
+func (e *EnvironmentError) Unwrap() error { return e.Err }
+
+// environmentFailure matches what go prints outside any test when the machine, not the code,
+// made the build fail: a full disk or quota, a read-only or unwritable cache, a missing GOROOT,
+// a compiler or linker killed (usually for memory), memory or file descriptors exhausted.
+var environmentFailure = regexp.MustCompile(`(?i)no space left on device|disk quota exceeded|read-only file system|` +
+	`cannot find GOROOT|GOROOT.*(not found|does not exist)|failed to initialize build cache|could not create module cache|` +
+	`(compile|link|asm|cgo|vet)[^\n]*signal: (killed|segmentation fault|bus error)|cannot allocate memory|too many open files`)
+
+// EnvironmentCause returns the first line of output, what go said outside any test, that shows
+// the machine failed the build rather than the code; "" when there is none.
+func EnvironmentCause(output string) string {
+	for _, line := range strings.Split(output, "\n") {
+		if environmentFailure.MatchString(line) {
+			return strings.TrimSpace(line)
+		}
+	}
+	return ""
+}
+
 // Options says which tests to run and how.
 type Options struct {
 	Dir      string   // the module directory `go` runs in; empty means the current directory
@@ -117,6 +148,10 @@ type Report struct {
 	// stopped then, so the tests after it did not run. The test is in Tests, failed, with a
 	// FirstFailure that says it timed out.
 	TimedOut string
+	// Environment, when not empty, is the line in which go said that the machine made the build
+	// or the run fail (EnvironmentCause): nothing about the code under test is known from this
+	// report.
+	Environment string
 }
 
 // RunCount is how often one top-level test passed and failed in a run of `go test`, and the
@@ -284,7 +319,7 @@ func Prepare(cmd *exec.Cmd) (finish func(), err error) {
 }
 
 // exitCode turns the error of cmd.Run or cmd.Wait into an exit code, or an error when go did
-// not run to its end.
+// not run to its end: ctx's, or an *EnvironmentError when go was killed from outside.
 func exitCode(ctx context.Context, args []string, err error) (int, error) {
 	if err == nil {
 		return 0, nil
@@ -295,6 +330,11 @@ func exitCode(ctx context.Context, args []string, err error) (int, error) {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() >= 0 {
 		return exit.ExitCode(), nil
+	}
+	if errors.As(err, &exit) {
+		// A signal ended the go command itself, which runs none of the code under test (that
+		// runs in test binaries, whose end go reports): the machine or a person stopped it.
+		return 0, &EnvironmentError{Cause: fmt.Sprintf("the go command (go %s) was ended by a signal (%s), which none of the tested code sends it: out of memory, or killed", args[0], exit), Err: err}
 	}
 	return 0, fmt.Errorf("running go %s: %w", args[0], err)
 }
@@ -331,7 +371,7 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 		return fmt.Errorf("running go test: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("running go test: %w", err)
+		return &EnvironmentError{Cause: "the go command could not be started", Err: err}
 	}
 	h := &handler{limit: opts.TestTimeout, stop: cancel, reported: map[testKey]bool{}, last: map[string]*lastOutput{}}
 	defer h.stopTimers()
@@ -372,6 +412,9 @@ func runTests(ctx context.Context, goBin string, opts Options, args []string, re
 		// go stopped before any package ran: a broken go.mod, a bad flag, a missing
 		// directory. Nothing was tested, which the caller must not mistake for a pass.
 		report.BuildFailed = true
+	}
+	if report.BuildFailed {
+		report.Environment = EnvironmentCause(report.BuildOutput)
 	}
 	return nil
 }

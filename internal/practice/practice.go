@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -318,9 +319,51 @@ func commitAll(dir string, ch *manifest.Chapter, now time.Time) error {
 	return err
 }
 
+// ProvenanceError is a .course/practice.json that is there but cannot be read as one: damaged
+// JSON, no chapter, not a regular file, far too large.
+type ProvenanceError struct {
+	File string
+	Err  error
+}
+
+func (e *ProvenanceError) Error() string { return "reading " + e.File + ": " + e.Err.Error() }
+
+func (e *ProvenanceError) Unwrap() error { return e.Err }
+
+// maxProvenanceBytes bounds what is read of a practice.json: the kit writes a few KB.
+const maxProvenanceBytes = 1 << 20
+
+// readProvenance reads the practice.json at file, refusing what is not a regular file (opening
+// a FIFO would wait forever) or is larger than maxProvenanceBytes.
+func readProvenance(file string) ([]byte, error) {
+	info, err := os.Stat(file)
+	if err != nil {
+		return nil, err
+	}
+	if !info.Mode().IsRegular() {
+		return nil, &ProvenanceError{File: file, Err: errors.New("not a regular file")}
+	}
+	if info.Size() > maxProvenanceBytes {
+		return nil, &ProvenanceError{File: file, Err: fmt.Errorf("%d bytes, far more than the kit writes", info.Size())}
+	}
+	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return nil, &ProvenanceError{File: file, Err: errors.New("not a regular file")}
+	}
+	data, err := io.ReadAll(io.LimitReader(f, maxProvenanceBytes+1))
+	if err == nil && len(data) > maxProvenanceBytes {
+		err = &ProvenanceError{File: file, Err: errors.New("far more than the kit writes")}
+	}
+	return data, err
+}
+
 // Find walks up from dir to the root of the practice directory that encloses it (the directory
 // holding .course/practice.json) and returns that root and its provenance. When there is none the
-// error wraps ErrNotPractice.
+// error wraps ErrNotPractice; a practice.json that cannot be read as one is a *ProvenanceError.
 func Find(dir string) (root string, p *Provenance, err error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -328,17 +371,19 @@ func Find(dir string) (root string, p *Provenance, err error) {
 	}
 	for d := abs; ; d = filepath.Dir(d) {
 		file := filepath.Join(d, filepath.FromSlash(ProvenancePath))
-		data, err := os.ReadFile(file)
+		data, err := readProvenance(file)
 		switch {
 		case err == nil:
 			var prov Provenance
 			if err := json.Unmarshal(data, &prov); err != nil {
-				return "", nil, fmt.Errorf("reading %s: %w", file, err)
+				return "", nil, &ProvenanceError{File: file, Err: err}
 			}
 			if prov.Chapter == "" {
-				return "", nil, fmt.Errorf("reading %s: no chapter recorded", file)
+				return "", nil, &ProvenanceError{File: file, Err: errors.New("no chapter recorded")}
 			}
 			return d, &prov, nil
+		case errors.As(err, new(*ProvenanceError)):
+			return "", nil, err
 		case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
 			return "", nil, fmt.Errorf("reading %s: %w", file, err)
 		}

@@ -154,7 +154,7 @@ func TestBrowserStagesInEveryView(t *testing.T) {
 	ctx := tab(t, browser(t), newHandler(t, serve.Options{Log: "testdata/readme.jsonl", Lang: i18n.ZH}), "/")
 	waitFor(t, ctx, `document.body.dataset.ready === 'true'`)
 
-	titles := []string{"模型给出调用", "登记调用", "运行工具", "提交结果", "派生消息", "冻结并发送"}
+	titles := []string{"模型给出调用", "登记调用", "运行工具", "提交结果", "派生消息", "落盘、冻结并发送"}
 	notes := []string{
 		"已提交事件中的消息；c1 的结果还没有进入会话。",
 		"消息历史没有变化：tool/call 是记账事件，不产生消息。",
@@ -183,11 +183,11 @@ func TestBrowserStagesInEveryView(t *testing.T) {
 	events := []string{
 		`0 turn/start | {"turn":1}`,
 		`1 user/message | user        "读取 README.md，并概述这个项目。"`,
-		`2 model/request | 1 messages through seq 1`,
+		`2 model/request | 1 条消息，截至 seq 1`,
 		`3 assistant/message | assistant   toolUse  read(c1 {"path":"README.md"})`,
 		`4 tool/call | read(c1 {"path":"README.md"})`,
 		`5 tool/result | toolResult  c1 read → "# tiny-pi\n用 Go 写的、会调用工具的 LLM agent 运行时。"  ← seq 4`,
-		`6 model/request | 3 messages through seq 5`,
+		`6 model/request | 3 条消息，截至 seq 5`,
 		`7 assistant/message | assistant   stop  "这是 tiny-pi：一个用 Go 写的 agent 运行时。"`,
 		`8 turn/end | {"turn":1,"reason":"stop"}`,
 	}
@@ -198,7 +198,7 @@ func TestBrowserStagesInEveryView(t *testing.T) {
 		"本阶段：校验参数并执行 read，把返回值变成结果消息。",
 		"本阶段：按调用顺序追加结果事件并分配 seq；追加只在内存中，写盘另行进行。",
 		"本阶段：deriveMessages：从事件投影出消息历史。它是纯函数，同一份日志总得到同样的消息。",
-		"本阶段：冻结请求（之后的追加改变不了它），交给模型适配器。",
+		"本阶段：先写盘（等请求包含的每个事件都写进文件），再冻结请求（之后的追加改变不了它），交给模型适配器。",
 	}
 
 	for _, view := range []string{"history", "events", "duties"} {
@@ -307,15 +307,12 @@ func TestBrowserErrorPages(t *testing.T) {
 	tests := []struct {
 		file, kind, where, what, repair string
 	}{
-		{"torn.jsonl", "torn", "testdata/torn.jsonl:10",
-			"第 10 行（最后一行）不完整：写入在这一行的中途停止了（例如进程被中断）。它之前的 8 个事件完好。",
-			"删除第 10 行即可得到一份完好的日志：sed -i '10d' testdata/torn.jsonl；或者重新运行一次。"},
 		{"damaged.jsonl", "damaged", "testdata/damaged.jsonl:5",
 			"第 5 行不是有效的事件：not a JSON object: unexpected end of JSON input。损坏出现在最后一行之前，所以这不是写入中断，而是日志被改动过或写入方有错。",
-			"对照 docs/serve.md 中的格式修正第 5 行，或修好写入方后重新运行。"},
+			"对照第 10 章正文里的格式（course read 10，“信封和事件类型”一节）修正第 5 行，或修好写入方后重新运行。"},
 		{"unknown-type.jsonl", "unknown-type", "testdata/unknown-type.jsonl:6",
 			`第 6 行的事件类型 "tool/started" 未知，且没有标记 "ignorable": true，读取方不能跳过它。`,
-			`检查类型的拼写（已知类型见 docs/serve.md）；若这是新增的、不影响消息历史的事件，写入时加上 "ignorable": true。`},
+			`检查类型的拼写，已知的类型有：user/message, assistant/message, tool/call, tool/start, tool/result, turn/start, turn/end, model/request；若这是新增的、不影响消息历史的事件，写入时加上 "ignorable": true。`},
 		{"seq.jsonl", "seq", "testdata/seq.jsonl:7",
 			"第 7 行的 seq 是 6，应为 5：seq 是它之前的事件数，必须连续。有事件丢失、重复或顺序被打乱。",
 			"写入方应在追加时取 seq = 当前事件数；修好后重新运行，或按行号把 seq 改回连续。"},

@@ -17,40 +17,63 @@
 //  4. the result is committed: through the tool/result (session);
 //  5. messages are derived for the next request: everything before the model/request; the
 //     history is sessionlog.DeriveMessages of the events the request runs through (session);
-//  6. the request is frozen and sent: through the model/request (agent).
+//  6. the log is flushed through the events the request holds, then the request is frozen and
+//     sent: through the model/request (agent).
 //
 // An event a run never wrote (it stopped early) leaves its stages at the end of the log, marked
-// missing. A log without tool calls has one stage: the whole log.
+// missing. A log without tool calls has one stage: the whole log. When the model asked for
+// several calls at once (a batch), the page lists the chosen call's siblings and, at each stage,
+// the commit cursor: how many of the batch's results are committed, in call order.
 //
-// # Views and routes
+// # What is sent
 //
 // Go computes everything (View); the page's script (assets/app.js, no build step, no network)
-// only draws it. The three views are the message history, the event payloads (committed or
-// planned at the stage) and the responsibilities of model, agent, tool runtime and session;
-// entries link to each other (a message to its event, an event to its producer and to the
-// events it refers to, an actor to its events). With a reference log, both logs are rendered as
-// course transcript renders runs (transcript.CompareSections) and the first difference is
-// marked.
+// only draws it. A View holds what the screen shows and no more, so that a page of a log of any
+// length stays small: every event of a short log, and of a long one the events around the
+// chosen call's round trip (each shown event says how many were left out before it); the last
+// messages of each stage's history; a window of the calls around the chosen one; long texts cut
+// with the number of bytes left out. The three views are the message history, the event
+// payloads (committed or planned at the stage) and the responsibilities of model, agent, tool
+// runtime and session; entries link to each other. With a reference log, the two logs are
+// aligned line by line as course transcript aligns runs (events, then derived messages) and
+// the rows around the first difference are shown.
+//
+// A log whose last line is torn (a crash in the middle of a write) is shown as
+// tinypi.LoadSession keeps it, the intact events, with a notice about the torn line.
+//
+// # Routes
 //
 //   - GET /            the page (?call=SEQ chooses the call); a log that cannot be read gives an
 //     error page saying what is wrong and how to repair it, with status 200 so that the page is
 //     shown as any page is (the error is its content).
 //   - GET /api/view    the View as JSON (?call=SEQ); 422 with {"error":{...}} for a bad log, 404
 //     for a call that is not there.
-//   - GET /assets/...  the embedded script and style sheet.
+//   - GET /assets/app.js, /assets/app.css  the embedded script and style sheet. Nothing else
+//     is served: no directory listing, not the page's templates.
 //
-// The log files are read again on every request, so a learner who runs again or repairs a log
-// reloads the page.
+// Every answer forbids framing (Content-Security-Policy frame-ancestors 'none', X-Frame-Options),
+// loads nothing from elsewhere (default-src 'self') and sends no Referer. Serve adds what a
+// server on a port needs: it answers only requests addressed to the address it listens on (a
+// web page elsewhere cannot read the log by pointing its own name at 127.0.0.1), and with a
+// token only requests that carry it.
+//
+// # Reading
+//
+// A log is read in one linear pass (sessionlog) and its index kept until the file changes: a
+// page load of an unchanged log reads only the lines it shows, and a learner who runs again or
+// repairs a log reloads the page to see it.
 package serve
 
 import (
 	"context"
+	"crypto/subtle"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"html/template"
-	"io/fs"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -58,6 +81,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -75,17 +99,31 @@ type Options struct {
 	Reference string
 	// Lang is the page's language: i18n.EN for English, Chinese otherwise.
 	Lang string
+	// MaxBytes is the largest log read (sessionlog.Options.MaxBytes): 0 for
+	// sessionlog.DefaultMaxBytes, negative for no limit.
+	MaxBytes int64
+	// Progress, when set, is told how far a read of a log has come: its path and the bytes
+	// read, after about every MiB.
+	Progress func(path string, read int64)
 }
 
-// Handler serves the page. Make one with NewHandler.
+// Handler serves the page. Make one with NewHandler. Its methods may be called from any number
+// of goroutines at once.
 type Handler struct {
 	opts Options
 	mux  *http.ServeMux
 	page *template.Template
 	fail *template.Template
+	log  *source
+	ref  *source // nil without a reference
 }
 
-// NewHandler returns the handler of the page for opts.
+// securityPolicy is the Content-Security-Policy of every answer: the page's own script and
+// style sheet, its JSON data block, and nothing else; it may not be framed.
+const securityPolicy = "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// NewHandler returns the handler of the page for opts. It reads nothing yet: the logs are read
+// on the first request (or by Preload).
 func NewHandler(opts Options) (*Handler, error) {
 	h := &Handler{opts: opts, mux: http.NewServeMux()}
 	var err error
@@ -95,23 +133,73 @@ func NewHandler(opts Options) (*Handler, error) {
 	if h.fail, err = template.ParseFS(assets, "assets/error.html"); err != nil {
 		return nil, fmt.Errorf("serve: error template: %w", err)
 	}
-	static, err := fs.Sub(assets, "assets")
-	if err != nil {
-		return nil, fmt.Errorf("serve: assets: %w", err)
+	// Both logs get the fingerprints of their lines when they are compared (see compare.go).
+	seed := maphash.MakeSeed()
+	prints := opts.Reference != ""
+	h.log = newSource(opts.Log, opts, prints, seed)
+	if opts.Reference != "" {
+		h.ref = newSource(opts.Reference, opts, prints, seed)
 	}
 	h.mux.HandleFunc("GET /{$}", h.servePage)
 	h.mux.HandleFunc("GET /api/view", h.serveJSON)
-	h.mux.Handle("GET /assets/", http.StripPrefix("/assets/", http.FileServerFS(static)))
+	for _, a := range []struct{ name, contentType string }{
+		{"app.js", "text/javascript; charset=utf-8"},
+		{"app.css", "text/css; charset=utf-8"},
+	} {
+		data, err := assets.ReadFile("assets/" + a.name)
+		if err != nil {
+			return nil, fmt.Errorf("serve: assets: %w", err)
+		}
+		h.mux.HandleFunc("GET /assets/"+a.name, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", a.contentType)
+			w.Header().Set("Cache-Control", "no-cache")
+			_, _ = w.Write(data)
+		})
+	}
 	return h, nil
 }
 
 // ServeHTTP serves one request.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	setSecurityHeaders(w.Header())
 	h.mux.ServeHTTP(w, r)
 }
 
-// Problem is why the page cannot show a log: what is wrong and how to repair it.
+func setSecurityHeaders(hdr http.Header) {
+	hdr.Set("Content-Security-Policy", securityPolicy)
+	hdr.Set("X-Frame-Options", "DENY")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Cross-Origin-Resource-Policy", "same-origin")
+	hdr.Set("Cross-Origin-Opener-Policy", "same-origin")
+}
+
+// Preload reads the logs now, as the first request would, and returns what is wrong with each
+// one that cannot be shown (nil when both can). `course serve` calls it once it listens, to say
+// in the terminal what the page will say.
+func (h *Handler) Preload(ctx context.Context) ([]*Problem, error) {
+	var problems []*Problem
+	for _, s := range []*source{h.log, h.ref} {
+		if s == nil {
+			continue
+		}
+		_, _, err := s.get(ctx)
+		if err == nil {
+			continue
+		}
+		if ctx.Err() != nil {
+			return problems, ctx.Err()
+		}
+		if torn(err) {
+			continue // shown, with a notice
+		}
+		problems = append(problems, Explain(err, s.path, h.opts.Lang))
+	}
+	return problems, nil
+}
+
+// Problem is why the page cannot show a log: what is wrong and how to repair it. A torn log's
+// notice is a Problem too (the page shows its intact part and the notice).
 type Problem struct {
 	// Status is the HTTP status of the JSON answer.
 	Status int    `json:"-"`
@@ -134,82 +222,188 @@ func Explain(err error, path, lang string) *Problem {
 			What: err.Error(), Repair: t("error.read")}
 	}
 	what, repair := le.Explain(lang)
-	return &Problem{Status: http.StatusUnprocessableEntity, Title: sessionlog.Title(lang), Kind: string(le.Kind),
-		File: path, Line: le.Line, What: what, Repair: repair, Excerpt: excerpt(path, le.Line)}
+	p := &Problem{Status: http.StatusUnprocessableEntity, Title: sessionlog.Title(lang), Kind: string(le.Kind),
+		File: path, Line: le.Line, What: what, Repair: repair}
+	if le.Kind != sessionlog.KindLongLine && !le.Kind.Refused() {
+		p.Excerpt = excerpt(path, le.Offset, le.Line)
+	}
+	return p
 }
 
-// excerpt returns line n of the file at path, cut to 300 bytes.
-func excerpt(path string, n int) string {
-	data, err := os.ReadFile(path)
-	if err != nil || n < 1 {
+// excerptBytes is how much of a damaged line a Problem quotes.
+const excerptBytes = 300
+
+// excerpt returns the start of the line that begins at off in the file at path (line n, to
+// check), cut to excerptBytes at a character boundary.
+func excerpt(path string, off int64, n int) string {
+	if n < 1 || off < 0 {
 		return ""
 	}
-	lines := strings.Split(string(data), "\n")
-	if n > len(lines) {
-		return ""
-	}
-	line := lines[n-1]
-	if len(line) > 300 {
-		cut := 300
-		for cut > 0 && !utf8.RuneStart(line[cut]) {
-			cut--
-		}
-		line = line[:cut] + "…"
-	}
-	return line
-}
-
-// load reads the logs and builds the view of the call at callSeq (-1: the first).
-func (h *Handler) load(callSeq int) (*View, *Problem) { return Load(h.opts, callSeq) }
-
-// Load reads the logs of opts, as the page does on each load, and returns the view of the
-// tool/call at callSeq (-1: the first one), or the Problem the page would explain instead.
-func Load(opts Options, callSeq int) (*View, *Problem) {
-	lang := opts.Lang
-	log, err := sessionlog.ReadFile(opts.Log)
+	// Non-blocking: a FIFO put in the file's place since it was read must not hang the page.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, Explain(err, opts.Log, lang)
+		return ""
 	}
-	v, err := buildView(log, opts.Log, callSeq, lang)
+	defer f.Close()
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() {
+		return ""
+	}
+	buf := make([]byte, excerptBytes+utf8.UTFMax)
+	got, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(buf[:got]), "\n")
+	return cut(line, excerptBytes)
+}
+
+// cut returns s cut to at most n bytes at a character boundary, with "…" when it was cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// torn reports whether err is a torn last line, which the page shows with the intact part.
+func torn(err error) bool {
+	var le *sessionlog.Error
+	return errors.As(err, &le) && le.Kind == sessionlog.KindTorn
+}
+
+// Load reads the logs of opts, as the page does on its first load, and returns the view of the
+// tool/call at callSeq (-1: the first one), or the Problem the page would explain instead.
+// `course serve --check` prints its first screen from it.
+func Load(ctx context.Context, opts Options, callSeq int) (*View, *Problem, error) {
+	h, err := NewHandler(opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return h.View(ctx, callSeq)
+}
+
+// View returns the view of the tool/call at callSeq (-1: the first one), or the Problem the
+// page explains instead. The error is ctx's, when it ended.
+func (h *Handler) View(ctx context.Context, callSeq int) (*View, *Problem, error) {
+	for attempt := 0; ; attempt++ {
+		v, p, err := h.view(ctx, callSeq)
+		if errors.Is(err, sessionlog.ErrChanged) && attempt < 3 {
+			h.log.forget() // a writer replaced a file while it was shown: read it again
+			if h.ref != nil {
+				h.ref.forget()
+			}
+			continue
+		}
+		if err != nil && ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		if err != nil {
+			return nil, Explain(err, h.opts.Log, h.opts.Lang), nil
+		}
+		return v, p, nil
+	}
+}
+
+func (h *Handler) view(ctx context.Context, callSeq int) (*View, *Problem, error) {
+	lang := h.opts.Lang
+	log, logPrints, err := h.log.get(ctx)
+	var notice *Problem
+	switch {
+	case err != nil && torn(err) && log != nil:
+		notice = Explain(err, h.opts.Log, lang)
+		notice.Status = http.StatusOK
+	case err != nil && ctx.Err() != nil:
+		return nil, nil, ctx.Err()
+	case err != nil:
+		return nil, Explain(err, h.opts.Log, lang), nil
+	}
+	var ref *sessionlog.Log
+	var refPrints *fingerprints
+	if h.ref != nil {
+		ref, refPrints, err = h.ref.get(ctx)
+		switch {
+		case err != nil && torn(err) && ref != nil:
+		case err != nil && ctx.Err() != nil:
+			return nil, nil, ctx.Err()
+		case err != nil:
+			return nil, Explain(err, h.opts.Reference, lang), nil
+		}
+	}
+	b := &builder{ctx: ctx, log: log, lang: lang, t: texts(lang), path: h.opts.Log}
+	v, err := b.build(callSeq)
 	if err != nil {
 		var nc *noCallError
 		if errors.As(err, &nc) {
-			t := texts(lang)
-			var choices []string
-			for _, c := range nc.calls {
-				choices = append(choices, fmt.Sprintf("?call=%d (%s %s)", c.Seq, c.Name, c.CallID))
-			}
-			return nil, &Problem{Status: http.StatusNotFound, Title: t("nocall.title"), Kind: "no-call", File: opts.Log,
-				What: t("nocall.what", nc.seq), Repair: t("nocall.fix", strings.Join(choices, ", "))}
+			return nil, h.noCall(nc), nil
 		}
-		return nil, Explain(err, opts.Log, lang)
+		return nil, nil, err
 	}
-	if opts.Reference != "" {
-		ref, err := sessionlog.ReadFile(opts.Reference)
-		if err != nil {
-			return nil, Explain(err, opts.Reference, lang)
+	v.Notice = notice
+	if ref != nil {
+		if err := b.compare(v, logPrints, ref, refPrints, h.opts.Reference); err != nil {
+			return nil, nil, err
 		}
-		compare(v, log, ref, opts.Reference)
 	}
-	return v, nil
+	return v, nil, nil
 }
 
-// callParam reads ?call=SEQ; -1 when absent.
-func callParam(r *http.Request) (int, bool) {
-	s := r.URL.Query().Get("call")
-	if s == "" {
-		return -1, true
+// noCall explains a ?call= that names no tool/call.
+func (h *Handler) noCall(nc *noCallError) *Problem {
+	t := texts(h.opts.Lang)
+	var choices []string
+	for _, c := range nc.calls {
+		choices = append(choices, fmt.Sprintf("?call=%d (%s %s)", c.Seq, c.Name, c.CallID))
 	}
-	n, err := strconv.Atoi(s)
-	return n, err == nil && n >= 0
+	if nc.more > 0 {
+		choices = append(choices, t("nocall.more", nc.more))
+	}
+	what := t("nocall.what", nc.seq)
+	if nc.param != "" {
+		what = t("nocall.notseq", nc.param)
+	}
+	if len(choices) == 0 {
+		return &Problem{Status: http.StatusNotFound, Title: t("nocall.title"), Kind: "no-call", File: h.opts.Log,
+			What: what, Repair: t("nocall.none")}
+	}
+	return &Problem{Status: http.StatusNotFound, Title: t("nocall.title"), Kind: "no-call", File: h.opts.Log,
+		What: what, Repair: t("nocall.fix", strings.Join(choices, ", "))}
+}
+
+// callParam reads ?call=SEQ: -1 when absent; ok is false for a value that is no seq.
+func callParam(r *http.Request) (seq int, raw string, ok bool) {
+	raw = r.URL.Query().Get("call")
+	if raw == "" {
+		return -1, "", true
+	}
+	n, err := strconv.Atoi(raw)
+	return n, raw, err == nil && n >= 0
+}
+
+// viewFor answers the request's ?call= with a view or a problem.
+func (h *Handler) viewFor(r *http.Request) (*View, *Problem, error) {
+	seq, raw, ok := callParam(r)
+	if !ok {
+		log, _, err := h.log.get(r.Context())
+		if err != nil && !(torn(err) && log != nil) {
+			if r.Context().Err() != nil {
+				return nil, nil, r.Context().Err()
+			}
+			return nil, Explain(err, h.opts.Log, h.opts.Lang), nil
+		}
+		calls, more := callWindow(log, 0)
+		return nil, h.noCall(&noCallError{seq: -1, param: raw, calls: calls, more: more}), nil
+	}
+	return h.View(r.Context(), seq)
 }
 
 func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
-	seq, ok := callParam(r)
-	if !ok {
-		seq = -2 // names no event: the page explains the choices
+	v, p, err := h.viewFor(r)
+	if err != nil {
+		return // the request was given up
 	}
-	v, p := h.load(seq)
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	if p != nil {
@@ -232,11 +426,10 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveJSON(w http.ResponseWriter, r *http.Request) {
-	seq, ok := callParam(r)
-	if !ok {
-		seq = -2
+	v, p, err := h.viewFor(r)
+	if err != nil {
+		return
 	}
-	v, p := h.load(seq)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	var body any = v
@@ -251,11 +444,26 @@ func (h *Handler) serveJSON(w http.ResponseWriter, r *http.Request) {
 	_ = enc.Encode(body)
 }
 
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// Host is the host the server was asked to listen on (course serve --addr), as the user wrote
+	// it: requests naming it are accepted besides the listener's own address and, on a loopback
+	// address, localhost, 127.0.0.1 and [::1].
+	Host string
+	// Token, when not empty, must come with every request: as ?token= in the URL (the answer
+	// then sets a cookie that carries it for the page's later requests) or in that cookie.
+	Token string
+}
+
 // Serve serves h on ln until ctx is done, then shuts the server down (waiting up to five
 // seconds for requests in flight) and returns. It returns nil after a shutdown caused by ctx.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+//
+// Only requests whose Host header names the address ln listens on get through (opts.Host too);
+// others are answered 421 Misdirected Request. A listener on every address (0.0.0.0, ::)
+// accepts any Host: there the token is what protects the log.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
 	srv := &http.Server{
-		Handler:           h,
+		Handler:           Guard(h, ln.Addr().String(), opts),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -278,6 +486,66 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
 	return nil
 }
 
+// TokenCookie is the cookie that carries ServeOptions.Token after the first request.
+const TokenCookie = "course_serve_token"
+
+// Guard returns h behind the checks of Serve for a server listening on addr ("127.0.0.1:7410").
+func Guard(h http.Handler, addr string, opts ServeOptions) http.Handler {
+	allowed, any := allowedHosts(addr, opts.Host)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		setSecurityHeaders(w.Header())
+		if !any && !allowed[strings.ToLower(r.Host)] {
+			http.Error(w, "421 misdirected request: this server answers only to http://"+addr+"/", http.StatusMisdirectedRequest)
+			return
+		}
+		if opts.Token != "" {
+			given := r.URL.Query().Get("token")
+			if given == "" {
+				if c, err := r.Cookie(TokenCookie); err == nil {
+					given = c.Value
+				}
+			}
+			if subtle.ConstantTimeCompare([]byte(given), []byte(opts.Token)) != 1 {
+				http.Error(w, "403 forbidden: open the address course serve printed; it holds the token", http.StatusForbidden)
+				return
+			}
+			http.SetCookie(w, &http.Cookie{Name: TokenCookie, Value: opts.Token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// allowedHosts returns the Host header values a server on addr answers, lower case, or any:
+// true for a server on every address.
+func allowedHosts(addr, host string) (map[string]bool, bool) {
+	ipText, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return map[string]bool{strings.ToLower(addr): true}, false
+	}
+	ip := net.ParseIP(ipText)
+	if ip != nil && ip.IsUnspecified() {
+		return nil, true
+	}
+	names := []string{ipText}
+	if ip == nil || ip.IsLoopback() {
+		names = append(names, "localhost", "127.0.0.1", "::1")
+	}
+	if host != "" {
+		names = append(names, strings.Trim(host, "[]"))
+	}
+	allowed := map[string]bool{}
+	for _, n := range names {
+		allowed[strings.ToLower(net.JoinHostPort(n, port))] = true
+		if port == "80" {
+			allowed[strings.ToLower(n)] = true
+			if strings.Contains(n, ":") {
+				allowed["["+strings.ToLower(n)+"]"] = true
+			}
+		}
+	}
+	return allowed, false
+}
+
 // IsLoopback reports whether host (a name or an IP address, as --addr takes it) only listens
 // on this machine: "localhost" or a loopback address.
 func IsLoopback(host string) bool {
@@ -295,7 +563,7 @@ const SessionsDir = "sessions"
 var ErrNoLog = errors.New("no session log")
 
 // NewestLog returns the newest session log (*.jsonl, by modification time; the greater name
-// when two are equally new) in dir/sessions.
+// when two are equally new) in dir/sessions. Only regular files count.
 func NewestLog(dir string) (string, error) {
 	logs, err := filepath.Glob(filepath.Join(dir, SessionsDir, "*.jsonl"))
 	if err != nil {

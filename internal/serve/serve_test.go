@@ -54,14 +54,32 @@ func TestViewJSONFollowsTheFirstCall(t *testing.T) {
 		{c, c, c, c, c, c, c, p, p},
 	}
 	wantActors := []string{"model", "agent", "tool", "session", "session", "agent"}
-	wantTitles := []string{"The model asks for a call", "The call is registered", "The tool runs", "The result is committed", "Messages are derived", "Frozen and sent"}
+	wantTitles := []string{"The model asks for a call", "The call is registered", "The tool runs", "The result is committed", "Messages are derived", "Flushed, frozen and sent"}
+	wantCommitted := []int{4, 5, 5, 6, 6, 7}
 	for i, st := range v.Stages {
 		assert.Equal(t, wantStates[i], st.States, "stage %d", i+1)
 		assert.Equal(t, wantActors[i], st.Actor, "stage %d", i+1)
 		assert.Equal(t, wantTitles[i], st.Title, "stage %d", i+1)
+		assert.Equal(t, wantCommitted[i], st.Committed, "stage %d", i+1)
 		assert.NotContains(t, st.Caption, "%!", "stage %d", i+1)
 		assert.False(t, st.Missing)
+		assert.Zero(t, st.HistoryHidden)
 	}
+	// Chapter 10's rule, that what the model sees is on disk first, is said where it happens.
+	assert.Equal(t, "Before the request the session flushes: every event the request holds (through seq 5) is written to the file, so what the model sees is on disk first. Then model/request (seq 6) records the request: the history is frozen and handed to the model adapter. This time the model sees what read returned.", v.Stages[5].Caption)
+	assert.Equal(t, "flushes the log (waits until every event the request holds is written to the file), then freezes the request (later appends cannot change it) and hands it to the model adapter.", v.Stages[5].Duty)
+	assert.Equal(t, 9, v.EventCount)
+	assert.Equal(t, 1, v.CallCount)
+	assert.Nil(t, v.PrevCall)
+	assert.Nil(t, v.NextCall)
+	assert.Nil(t, v.Batch, "one call is no batch")
+	assert.Nil(t, v.Notice)
+	for _, e := range v.Events {
+		assert.Zero(t, e.HiddenBefore, "a short log is shown whole")
+	}
+	// Summaries of requests speak the page's language, with the singular where it belongs.
+	assert.Equal(t, "1 message through seq 1", v.Events[2].Summary)
+	assert.Equal(t, "3 messages through seq 5", v.Events[6].Summary)
 	user := serve.MessageView{Role: "user", Seq: 1, Blocks: []serve.BlockView{{Kind: "text", Text: "读取 README.md，并概述这个项目。"}}}
 	call := serve.MessageView{Role: "assistant", Seq: 3, Blocks: []serve.BlockView{{Kind: "call", Text: `read · c1 · {"path":"README.md"}`}}}
 	pending := serve.MessageView{Role: "toolResult", Seq: -1, Pending: true, Blocks: []serve.BlockView{{Kind: "text", Text: "the result of c1 is not in the session yet"}}}
@@ -203,7 +221,6 @@ func TestBadLogs(t *testing.T) {
 		line       int
 		what       string
 	}{
-		{"torn.jsonl", "torn", 10, "line 10 (the last line) is incomplete: writing stopped in the middle of it (the process was interrupted, for example). The 8 events before it are intact."},
 		{"damaged.jsonl", "damaged", 5, "line 5 is not a valid event: not a JSON object: unexpected end of JSON input. The damage comes before the last line, so this is no interrupted write: the log was edited, or its writer has a bug."},
 		{"unknown-type.jsonl", "unknown-type", 6, `line 6 has the event type "tool/started", which this kit does not know, and it is not marked "ignorable": true, so a reader cannot skip it.`},
 		{"seq.jsonl", "seq", 7, "line 7 has seq 6, want 5: seq is the number of events before it and must be contiguous. An event was lost, duplicated or moved."},
@@ -263,7 +280,9 @@ func TestServeStopsWithItsContext(t *testing.T) {
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- serve.Serve(ctx, ln, handler(t, serve.Options{Log: "testdata/readme.jsonl"})) }()
+	go func() {
+		done <- serve.Serve(ctx, ln, handler(t, serve.Options{Log: "testdata/readme.jsonl"}), serve.ServeOptions{})
+	}()
 	client := &http.Client{Transport: &http.Transport{}}
 	resp, err := client.Get("http://" + ln.Addr().String() + "/api/view")
 	require.NoError(t, err)
@@ -304,4 +323,8 @@ func TestNewestLog(t *testing.T) {
 
 func TestCatalogs(t *testing.T) {
 	assert.Empty(t, serve.CatalogProblems())
+	// A learner reads the page in a practice directory, which has no docs/ (issue 18).
+	for _, text := range serve.CatalogTexts() {
+		assert.NotContains(t, text, "docs/")
+	}
 }

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -26,18 +27,58 @@ const (
 	StatePlanned   = "planned"
 )
 
+// How much of a log one View holds: what a screen shows, whatever the log's length.
+const (
+	// allEventsUpTo: a log of at most this many events is shown whole.
+	allEventsUpTo = 200
+	// eventContext: in a longer log, the events shown before and after each event of the
+	// chosen round trip (and at the start and end of a log without calls, eventContext*5).
+	eventContext = 20
+	// historyShown: the last messages of a stage's history that are shown.
+	historyShown = 40
+	// callsShown: the calls the selector lists around the chosen one.
+	callsShown = 100
+	// batchShown: the calls of a batch listed around the chosen one.
+	batchShown = 40
+	// textShown, payloadShown, summaryShown: the bytes of one block's text, one event's payload
+	// and one line of summary that are shown.
+	textShown    = 4096
+	payloadShown = 16384
+	summaryShown = 400
+	// blocksShown and messageShown: the blocks of one message shown, and the bytes of text of
+	// all of them (a message of ten thousand tool calls is shown by its first ones).
+	blocksShown  = 20
+	messageShown = 16384
+)
+
 // View is everything the page shows of one log and one chosen tool call: the JSON the page's
 // script renders. The script computes nothing about the log; it only draws this.
 type View struct {
 	Lang    string `json:"lang"`
 	LogPath string `json:"logPath"`
-	// Calls are the tool/call events of the log; Call is the chosen one (nil when the log has
-	// none: then Stages holds one stage, the whole log).
-	Calls  []CallChoice `json:"calls"`
-	Call   *CallChoice  `json:"call"`
-	Events []EventView  `json:"events"`
-	Stages []Stage      `json:"stages"`
-	Actors []Actor      `json:"actors"`
+	// Calls are the tool/calls the selector lists: all of them, or in a long log those around
+	// the chosen one; CallCount counts all of them. Call is the chosen one (nil when the log
+	// has none: then Stages holds one stage, the whole log). PrevCall and NextCall are the
+	// calls before and after it in the log.
+	Calls     []CallChoice `json:"calls"`
+	CallCount int          `json:"callCount"`
+	Call      *CallChoice  `json:"call"`
+	PrevCall  *CallChoice  `json:"prevCall,omitempty"`
+	NextCall  *CallChoice  `json:"nextCall,omitempty"`
+	// Events are the events shown, in log order: all of a short log, and of a long one those
+	// around the chosen round trip; EventCount counts all of them and HiddenAfter those left
+	// out after the last one shown.
+	Events      []EventView `json:"events"`
+	EventCount  int         `json:"eventCount"`
+	HiddenAfter int         `json:"hiddenAfter,omitempty"`
+	Stages      []Stage     `json:"stages"`
+	Actors      []Actor     `json:"actors"`
+	// Batch lists the calls the model asked for together with the chosen one (its siblings,
+	// the chosen one included), when there are several; BatchSize counts all of them.
+	Batch     []BatchCall `json:"batch,omitempty"`
+	BatchSize int         `json:"batchSize,omitempty"`
+	// Notice says what is shown instead of the whole file: a torn last line.
+	Notice *Problem `json:"notice,omitempty"`
 	// Compare is the comparison with the reference log; nil without one.
 	Compare *Compare `json:"compare,omitempty"`
 	// Texts are the page's labels in Lang.
@@ -57,17 +98,23 @@ type EventView struct {
 	Line    int    `json:"line"`
 	Type    string `json:"type"`
 	Summary string `json:"summary"`
-	// Payload is the event's line, indented.
-	Payload string `json:"payload"`
+	// Payload is the event's line, indented, cut to payloadShown bytes; PayloadCut is the
+	// number of bytes left out.
+	Payload    string `json:"payload"`
+	PayloadCut int    `json:"payloadCut,omitempty"`
 	// Actor is who produced the event (one of the Actor* names).
 	Actor           string `json:"actor"`
 	SourceEventSeqs []int  `json:"sourceEventSeqs,omitempty"`
 	Ignorable       bool   `json:"ignorable,omitempty"`
 	// Focus names the event's part in the chosen call's round trip: "assistant", "call",
-	// "start", "result" or "request"; empty for the others.
+	// "start", "result" or "request"; "sibling" for another call of its batch; empty for the
+	// others.
 	Focus string `json:"focus,omitempty"`
 	// FirstDifference marks the event where the comparison with the reference first differs.
 	FirstDifference bool `json:"firstDifference,omitempty"`
+	// HiddenBefore is the number of events left out between the event shown before this one
+	// (or the start of the log) and this one.
+	HiddenBefore int `json:"hiddenBefore,omitempty"`
 }
 
 // Stage is one of the six stages of the chosen call's round trip.
@@ -78,15 +125,23 @@ type Stage struct {
 	// Actor is the actor responsible at this stage; Duty what it does.
 	Actor string `json:"actor"`
 	Duty  string `json:"duty"`
-	// States holds each event's state at this stage, by seq: committed or planned.
+	// Committed is the number of events committed at this stage: those with seq < Committed.
+	Committed int `json:"committed"`
+	// States holds the state at this stage of each event of View.Events, in the same order:
+	// committed or planned.
 	States []string `json:"states"`
 	// History is the message history at this stage: the messages of the committed events,
-	// then the chosen call's result as a pending entry while it is not committed.
-	History []MessageView `json:"history"`
+	// the last historyShown of them (HistoryHidden counts the earlier ones left out), then the
+	// chosen call's result as a pending entry while it is not committed.
+	History       []MessageView `json:"history"`
+	HistoryHidden int           `json:"historyHidden,omitempty"`
 	// HistoryNote says what the history is at this stage.
 	HistoryNote string `json:"historyNote"`
 	// Missing is set when the stage's event is not in the log (a run that stopped early).
 	Missing bool `json:"missing,omitempty"`
+	// Cursor is, for a call of a batch, the commit cursor at this stage: how many of the
+	// batch's results are committed (they are committed in call order).
+	Cursor int `json:"cursor"`
 }
 
 // MessageView is one message of a history.
@@ -96,12 +151,16 @@ type MessageView struct {
 	Seq     int         `json:"seq"`
 	Blocks  []BlockView `json:"blocks"`
 	Pending bool        `json:"pending,omitempty"`
+	// HiddenBlocks is the number of the message's blocks left out after those shown.
+	HiddenBlocks int `json:"hiddenBlocks,omitempty"`
 }
 
 // BlockView is one content block: text, thinking, or a tool call ("name · id · arguments").
 type BlockView struct {
 	Kind string `json:"kind"`
 	Text string `json:"text"`
+	// Cut is the number of bytes of the text left out (textShown are shown).
+	Cut int `json:"cut,omitempty"`
 }
 
 // Actor is one of the four parties of a round trip.
@@ -113,22 +172,15 @@ type Actor struct {
 	Events []int `json:"events"`
 }
 
-// Compare is a log set beside a reference log, aligned as course transcript aligns runs.
-type Compare struct {
-	ReferencePath string       `json:"referencePath"`
-	Rows          []CompareRow `json:"rows"`
-	// First is the index in Rows of the first difference; -1 when the logs agree.
-	First int `json:"first"`
-	// Summary says where the first difference is, or that the logs agree.
-	Summary string `json:"summary"`
-}
-
-// CompareRow is one aligned line; an absent side is "·".
-type CompareRow struct {
-	Section   string `json:"section"`
-	Learner   string `json:"learner"`
-	Reference string `json:"reference"`
-	Differs   bool   `json:"differs"`
+// BatchCall is one call of the chosen call's batch and where its round trip is in the log.
+type BatchCall struct {
+	Seq    int    `json:"seq"`
+	CallID string `json:"callId"`
+	Name   string `json:"name"`
+	// Start and Result are the seqs of its tool/start and tool/result; -1 when the log has none.
+	Start  int  `json:"start"`
+	Result int  `json:"result"`
+	Chosen bool `json:"chosen,omitempty"`
 }
 
 // chain is the chosen call's events: the assistant message that asked for it, the tool/call,
@@ -137,105 +189,259 @@ type chain struct {
 	assistant, call, start, result, request int
 }
 
-// findChain finds the round trip of the tool/call at seq callSeq.
-func findChain(events []sessionlog.Event, callSeq int) chain {
-	c := chain{assistant: -1, call: callSeq, start: -1, result: -1, request: -1}
-	id := events[callSeq].Call.CallID
-	for i := callSeq - 1; i >= 0; i-- {
-		if m, ok := events[i].Message.(tinypi.AssistantMessage); ok && slices.ContainsFunc(m.Content, func(b tinypi.ContentBlock) bool {
-			tc, ok := b.(tinypi.ToolCall)
-			return ok && tc.ID == id
-		}) {
-			c.assistant = i
-			break
-		}
-	}
-	for _, e := range events[callSeq+1:] {
-		if !slices.Contains(e.SourceEventSeqs, callSeq) {
-			continue
-		}
-		switch e.Type {
-		case sessionlog.TypeToolStart:
-			c.start = e.Seq
-		case sessionlog.TypeToolResult:
-			c.result = e.Seq
-		}
-		if c.result >= 0 {
-			break // the reader checked that a start comes before its result
-		}
-	}
+var noChain = chain{assistant: -1, call: -1, start: -1, result: -1, request: -1}
+
+// chainOf finds the round trip of call in log.
+func chainOf(log *sessionlog.Log, call sessionlog.CallInfo) chain {
+	c := chain{assistant: call.Asker, call: call.Seq, start: call.Start, result: call.Result, request: -1}
 	if c.result >= 0 {
-		for _, e := range events[c.result+1:] {
-			if e.Type == sessionlog.TypeModelRequest && e.Request.ThroughSeq >= c.result {
-				c.request = e.Seq
-				break
-			}
-		}
+		c.request = log.NextRequest(c.result, c.result)
 	}
 	return c
 }
 
-// calls lists the tool/call events of events.
-func calls(events []sessionlog.Event) []CallChoice {
-	var out []CallChoice
-	for _, e := range events {
-		if e.Type == sessionlog.TypeToolCall {
-			out = append(out, CallChoice{Seq: e.Seq, CallID: e.Call.CallID, Name: e.Call.Name})
-		}
-	}
-	return out
+// builder builds the View of one log; it lives for one request.
+type builder struct {
+	ctx  context.Context
+	log  *sessionlog.Log
+	lang string
+	t    textFunc
+	path string
 }
 
-// buildView computes the view of log for the tool/call at callSeq (-1: the first one, or the
-// whole log when there is none). It fails only when callSeq names no tool/call.
-func buildView(log *sessionlog.Log, logPath string, callSeq int, lang string) (*View, error) {
-	t := texts(lang)
-	v := &View{Lang: lang, LogPath: logPath, Calls: calls(log.Events), Texts: pageTexts(lang)}
-	if v.Calls == nil {
-		v.Calls = []CallChoice{}
-	}
-	if callSeq == -1 && len(v.Calls) > 0 {
-		callSeq = v.Calls[0].Seq
-	}
-	if callSeq != -1 {
-		i := slices.IndexFunc(v.Calls, func(c CallChoice) bool { return c.Seq == callSeq })
-		if i < 0 {
-			return nil, &noCallError{seq: callSeq, calls: v.Calls}
-		}
-		v.Call = &v.Calls[i]
-	}
-	ch := chain{assistant: -1, call: -1, start: -1, result: -1, request: -1}
-	if v.Call != nil {
-		ch = findChain(log.Events, v.Call.Seq)
-	}
-	for _, e := range log.Events {
-		v.Events = append(v.Events, eventView(e, ch))
-	}
-	if v.Events == nil {
-		v.Events = []EventView{}
-	}
-	if v.Call == nil {
-		v.Stages = []Stage{wholeLog(log.Events, t)}
-	} else {
-		v.Stages = stages(log.Events, ch, *v.Call, t)
-	}
-	v.Actors = actors(ch, t)
-	return v, nil
-}
-
-// noCallError is a ?call= that names no tool/call of the log.
+// noCallError is a ?call= that names no tool/call of the log: seq, or param when it is no
+// number. calls are the calls to choose from (more of them left out).
 type noCallError struct {
 	seq   int
+	param string
 	calls []CallChoice
+	more  int
 }
 
 func (e *noCallError) Error() string {
 	return fmt.Sprintf("no tool/call at seq %d", e.seq)
 }
 
-func eventView(e sessionlog.Event, ch chain) EventView {
-	v := EventView{Seq: e.Seq, Line: e.Line, Type: string(e.Type), Summary: summary(e), Payload: payload(e),
-		Actor: producer(e.Type), SourceEventSeqs: e.SourceEventSeqs, Ignorable: e.Ignorable}
+func choice(c sessionlog.CallInfo) CallChoice {
+	return CallChoice{Seq: c.Seq, CallID: c.ID, Name: c.Name}
+}
+
+// callWindow lists the calls of log around the one at position i of log.Calls(), at most
+// callsShown of them, and how many are left out.
+func callWindow(log *sessionlog.Log, i int) ([]CallChoice, int) {
+	calls := log.Calls()
+	from := max(0, min(i-callsShown/2, len(calls)-callsShown))
+	to := min(len(calls), from+callsShown)
+	out := []CallChoice{}
+	for _, c := range calls[from:to] {
+		out = append(out, choice(c))
+	}
+	return out, len(calls) - len(out)
+}
+
+// build computes the view of the tool/call at callSeq (-1: the first one, or the whole log when
+// there is none). It fails with a *noCallError when callSeq names no tool/call.
+func (b *builder) build(callSeq int) (*View, error) {
+	log, t := b.log, b.t
+	calls := log.Calls()
+	v := &View{Lang: b.lang, LogPath: b.path, Texts: pageTexts(b.lang), EventCount: log.Len(), CallCount: len(calls)}
+	if callSeq == -1 && len(calls) > 0 {
+		callSeq = calls[0].Seq
+	}
+	index := 0
+	ch := noChain
+	if callSeq != -1 {
+		call, ok := log.CallAt(callSeq)
+		if !ok {
+			choices, more := callWindow(log, 0)
+			return nil, &noCallError{seq: callSeq, calls: choices, more: more}
+		}
+		index = log.CallIndex(callSeq)
+		c := choice(call)
+		v.Call = &c
+		if index > 0 {
+			prev := choice(calls[index-1])
+			v.PrevCall = &prev
+		}
+		if index+1 < len(calls) {
+			next := choice(calls[index+1])
+			v.NextCall = &next
+		}
+		ch = chainOf(log, call)
+	}
+	v.Calls, _ = callWindow(log, index)
+
+	var specs []stageSpec
+	if v.Call != nil {
+		specs = stageSpecs(log.Len(), ch)
+		v.Batch, v.BatchSize = batchOf(log, index)
+		if v.BatchSize < 2 {
+			v.Batch, v.BatchSize = nil, 0
+		}
+	} else {
+		specs = []stageSpec{{actor: ActorSession, committed: log.Len()}}
+	}
+	shown := shownSeqs(log.Len(), ch)
+
+	// The events to read: those shown, and the messages of every stage's history.
+	histories := make([][]int, len(specs))
+	hidden := make([]int, len(specs))
+	need := slices.Clone(shown)
+	for i, s := range specs {
+		through := s.committed
+		if s.derived && ch.request >= 0 {
+			rq, _ := log.RequestAt(ch.request)
+			through = rq.ThroughSeq + 1
+		}
+		k := log.MessagesThrough(through - 1)
+		from := max(0, k-historyShown)
+		hidden[i] = from
+		for m := from; m < k; m++ {
+			histories[i] = append(histories[i], log.MessageSeq(m))
+		}
+		need = append(need, histories[i]...)
+	}
+	slices.Sort(need)
+	need = slices.Compact(need)
+
+	siblings := map[int]bool{}
+	for _, c := range v.Batch {
+		if !c.Chosen {
+			siblings[c.Seq] = true
+		}
+	}
+	isShown := map[int]bool{}
+	for _, seq := range shown {
+		isShown[seq] = true
+	}
+	messages := map[int]MessageView{}
+	events := map[int]EventView{}
+	err := log.Each(b.ctx, need, func(e sessionlog.Event) error {
+		if isShown[e.Seq] {
+			events[e.Seq] = b.eventView(e, ch, siblings)
+		}
+		if e.Message != nil {
+			messages[e.Seq] = messageView(e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	prev := -1
+	for _, seq := range shown {
+		ev := events[seq]
+		ev.HiddenBefore = seq - prev - 1
+		v.Events = append(v.Events, ev)
+		prev = seq
+	}
+	if v.Events == nil {
+		v.Events = []EventView{}
+	}
+	v.HiddenAfter = log.Len() - 1 - prev
+
+	if v.Call == nil {
+		st := Stage{N: 1, Actor: ActorSession, Title: t("whole.title"), Caption: t("whole.caption"), Duty: t("whole.duty"),
+			HistoryNote: t("whole.history"), Committed: log.Len(), History: []MessageView{}, HistoryHidden: hidden[0]}
+		st.States = states(shown, log.Len())
+		for _, seq := range histories[0] {
+			st.History = append(st.History, messages[seq])
+		}
+		v.Stages = []Stage{st}
+	} else {
+		from, to := batchCalls(log, index)
+		v.Stages = b.stages(specs, ch, *v.Call, shown, histories, hidden, messages, from, to)
+	}
+	v.Actors = actors(ch, t)
+	return v, nil
+}
+
+// shownSeqs returns the seqs of the events a view shows, in order: all of a short log; of a
+// long one, those around each event of the round trip ch (or the first and last events of a
+// log without calls).
+func shownSeqs(n int, ch chain) []int {
+	if n <= allEventsUpTo {
+		out := make([]int, n)
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	type span struct{ from, to int }
+	var spans []span
+	if ch.call < 0 {
+		spans = []span{{0, eventContext * 5}, {n - eventContext*5, n}}
+	} else {
+		for _, seq := range []int{ch.assistant, ch.call, ch.start, ch.result, ch.request} {
+			if seq >= 0 {
+				spans = append(spans, span{max(0, seq-eventContext), min(n, seq+eventContext+1)})
+			}
+		}
+		if ch.result < 0 || ch.request < 0 {
+			// A stage that is missing stands at the end of the log: show the end.
+			spans = append(spans, span{n - eventContext, n})
+		}
+	}
+	var out []int
+	for _, s := range spans {
+		for seq := s.from; seq < s.to; seq++ {
+			out = append(out, seq)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// states is the state of each shown event when the events before committed are committed.
+func states(shown []int, committed int) []string {
+	out := make([]string, len(shown))
+	for i, seq := range shown {
+		out[i] = StatePlanned
+		if seq < committed {
+			out[i] = StateCommitted
+		}
+	}
+	return out
+}
+
+// batchCalls returns the calls of log asked for by the same assistant message as the call at
+// position i of log.Calls(), as positions [from, to) of log.Calls(): a batch is logged together.
+func batchCalls(log *sessionlog.Log, i int) (from, to int) {
+	calls := log.Calls()
+	asker := calls[i].Asker
+	if asker < 0 {
+		return i, i + 1
+	}
+	from, to = i, i+1
+	for from > 0 && calls[from-1].Asker == asker {
+		from--
+	}
+	for to < len(calls) && calls[to].Asker == asker {
+		to++
+	}
+	return from, to
+}
+
+// batchOf lists the batch of the call at position i of log.Calls() (at most batchShown calls
+// around it) and the number of calls in the batch.
+func batchOf(log *sessionlog.Log, i int) ([]BatchCall, int) {
+	from, to := batchCalls(log, i)
+	lo := max(from, min(i-batchShown/2, to-batchShown))
+	hi := min(to, lo+batchShown)
+	var out []BatchCall
+	for j, c := range log.Calls()[lo:hi] {
+		out = append(out, BatchCall{Seq: c.Seq, CallID: c.ID, Name: c.Name, Start: c.Start, Result: c.Result, Chosen: lo+j == i})
+	}
+	return out, to - from
+}
+
+func (b *builder) eventView(e sessionlog.Event, ch chain, siblings map[int]bool) EventView {
+	payload := payload(e)
+	v := EventView{Seq: e.Seq, Line: e.Line, Type: string(e.Type), Summary: cut(summary(e, b.lang), summaryShown),
+		Payload: cut(payload, payloadShown), Actor: producer(e.Type), SourceEventSeqs: e.SourceEventSeqs, Ignorable: e.Ignorable}
+	if len(payload) > payloadShown {
+		v.PayloadCut = len(payload) - len(strings.TrimSuffix(v.Payload, "…"))
+	}
 	switch e.Seq {
 	case ch.assistant:
 		v.Focus = "assistant"
@@ -247,6 +453,10 @@ func eventView(e sessionlog.Event, ch chain) EventView {
 		v.Focus = "result"
 	case ch.request:
 		v.Focus = "request"
+	default:
+		if siblings[e.Seq] {
+			v.Focus = "sibling"
+		}
 	}
 	return v
 }
@@ -265,8 +475,10 @@ func producer(t sessionlog.Type) string {
 	return ActorSession
 }
 
-// summary is an event on one line, as the payload view's entry and the comparison show it.
-func summary(e sessionlog.Event) string {
+// summary is an event on one line, in lang, as the payload view's entry and the comparison
+// show it (uncut).
+func summary(e sessionlog.Event, lang string) string {
+	t := texts(lang)
 	switch {
 	case e.Message != nil:
 		s := transcript.DescribeMessage(e.Message)
@@ -275,11 +487,14 @@ func summary(e sessionlog.Event) string {
 		}
 		return s
 	case e.Type == sessionlog.TypeToolStart:
-		return fmt.Sprintf("%s(%s) starts  ← seq %d", e.Call.Name, e.Call.CallID, e.SourceEventSeqs[0])
+		return t("summary.start", e.Call.Name, e.Call.CallID, e.SourceEventSeqs[0])
 	case e.Call != nil:
 		return fmt.Sprintf("%s(%s %s)", e.Call.Name, e.Call.CallID, e.Call.Arguments)
 	case e.Request != nil:
-		return fmt.Sprintf("%d messages through seq %d", e.Request.Messages, e.Request.ThroughSeq)
+		if e.Request.Messages == 1 {
+			return t("summary.request.one", e.Request.ThroughSeq)
+		}
+		return t("summary.request", e.Request.Messages, e.Request.ThroughSeq)
 	}
 	var compact bytes.Buffer
 	if json.Compact(&compact, e.Data) == nil {
@@ -307,37 +522,51 @@ func payload(e sessionlog.Event) string {
 	return strings.TrimRight(b.String(), "\n")
 }
 
-// stages computes the six stages of the round trip ch of call.
-func stages(events []sessionlog.Event, ch chain, call CallChoice, t textFunc) []Stage {
-	n := len(events)
-	// through is how many events are committed at each stage; a missing event leaves the
-	// stage at the end of the log.
+// stageSpec is where a stage stands in the log.
+type stageSpec struct {
+	actor     string
+	committed int  // the events with seq < committed are committed
+	missing   bool // the stage's event is not in the log
+	derived   bool // the history is deriveMessages' projection for the request, not a preview
+}
+
+// stageSpecs places the six stages of the round trip ch in a log of n events; a missing event
+// leaves its stage at the end of the log.
+func stageSpecs(n int, ch chain) []stageSpec {
 	at := func(seq, plus int) (int, bool) {
 		if seq < 0 {
 			return n, true
 		}
 		return seq + plus, false
 	}
-	type spec struct {
-		actor     string
-		committed int
-		missing   bool
-		derived   bool // the history is deriveMessages' projection, not a preview
-	}
-	var specs [6]spec
 	c1, m1 := at(ch.assistant, 1)
-	specs[0] = spec{actor: ActorModel, committed: c1, missing: m1}
-	specs[1] = spec{actor: ActorAgent, committed: ch.call + 1}
 	c3, m3 := at(ch.result, 0)
-	specs[2] = spec{actor: ActorTool, committed: c3, missing: m3}
 	c4, m4 := at(ch.result, 1)
-	specs[3] = spec{actor: ActorSession, committed: c4, missing: m4}
 	c5, m5 := at(ch.request, 0)
-	specs[4] = spec{actor: ActorSession, committed: c5, missing: m5 || m4, derived: true}
 	c6, m6 := at(ch.request, 1)
-	specs[5] = spec{actor: ActorAgent, committed: c6, missing: m6 || m4, derived: true}
+	return []stageSpec{
+		{actor: ActorModel, committed: c1, missing: m1},
+		{actor: ActorAgent, committed: ch.call + 1},
+		{actor: ActorTool, committed: c3, missing: m3},
+		{actor: ActorSession, committed: c4, missing: m4},
+		{actor: ActorSession, committed: c5, missing: m5 || m4, derived: true},
+		{actor: ActorAgent, committed: c6, missing: m6 || m4, derived: true},
+	}
+}
 
-	args := []any{call.Name, call.CallID, ch.assistant, ch.call, ch.result, ch.request, ch.start}
+// stages computes the six stages of the round trip ch of call from their specs, with the
+// histories (message seqs, hidden counts) computed for them and the calls of its batch
+// (positions [batchFrom, batchTo) of the log's calls).
+func (b *builder) stages(specs []stageSpec, ch chain, call CallChoice, shown []int, histories [][]int, hidden []int,
+	messages map[int]MessageView, batchFrom, batchTo int) []Stage {
+	t := b.t
+	through := -1
+	if ch.request >= 0 {
+		rq, _ := b.log.RequestAt(ch.request)
+		through = rq.ThroughSeq
+	}
+	args := []any{call.Name, call.CallID, ch.assistant, ch.call, ch.result, ch.request, ch.start, through}
+	batch := b.log.Calls()[batchFrom:batchTo]
 	var out []Stage
 	for i, s := range specs {
 		// A log with the call's tool/start (chapter 10 on) gets the stage 3 texts that name it.
@@ -345,30 +574,26 @@ func stages(events []sessionlog.Event, ch chain, call CallChoice, t textFunc) []
 		if i == 2 && ch.start >= 0 {
 			started = ".started"
 		}
-		st := Stage{N: i + 1, Actor: s.actor, Missing: s.missing,
-			Title:   t(fmt.Sprintf("stage%d.title", i+1)),
-			Caption: t(fmt.Sprintf("stage%d.caption%s", i+1, started), args...),
-			Duty:    t(fmt.Sprintf("stage%d.duty", i+1), args...)}
+		st := Stage{N: i + 1, Actor: s.actor, Missing: s.missing, Committed: s.committed,
+			Title:         t(fmt.Sprintf("stage%d.title", i+1)),
+			Caption:       t(fmt.Sprintf("stage%d.caption%s", i+1, started), args...),
+			Duty:          t(fmt.Sprintf("stage%d.duty", i+1), args...),
+			HistoryHidden: hidden[i], History: []MessageView{}}
 		if s.missing {
 			st.Caption = t(fmt.Sprintf("stage%d.missing%s", i+1, started), args...)
 		}
-		for seq := range n {
-			state := StatePlanned
-			if seq < s.committed {
-				state = StateCommitted
-			}
-			st.States = append(st.States, state)
+		st.States = states(shown, s.committed)
+		for _, seq := range histories[i] {
+			st.History = append(st.History, messages[seq])
 		}
-		// The history of a stage: before the next request, what the committed events hold;
-		// from stage 5 on, what deriveMessages gives for the events the request runs through.
-		through := s.committed
-		if s.derived && ch.request >= 0 {
-			through = events[ch.request].Request.ThroughSeq + 1
-		}
-		st.History = history(events[:through])
 		if ch.result < 0 || ch.result >= s.committed {
 			st.History = append(st.History, MessageView{Role: string(tinypi.RoleToolResult), Seq: -1, Pending: true,
 				Blocks: []BlockView{{Kind: "text", Text: t("pending.result", call.CallID)}}})
+		}
+		for _, c := range batch {
+			if c.Result >= 0 && c.Result < s.committed {
+				st.Cursor++
+			}
 		}
 		st.HistoryNote = t(fmt.Sprintf("stage%d.history", i+1), args...)
 		out = append(out, st)
@@ -376,44 +601,44 @@ func stages(events []sessionlog.Event, ch chain, call CallChoice, t textFunc) []
 	return out
 }
 
-// wholeLog is the one stage of a log without tool calls: everything committed.
-func wholeLog(events []sessionlog.Event, t textFunc) Stage {
-	st := Stage{N: 1, Actor: ActorSession, Title: t("whole.title"), Caption: t("whole.caption"), Duty: t("whole.duty"),
-		History: history(events), HistoryNote: t("whole.history"), States: []string{}}
-	for range events {
-		st.States = append(st.States, StateCommitted)
-	}
-	return st
-}
-
-// history renders the messages DeriveMessages(events) projects, each with the seq of its event.
-func history(events []sessionlog.Event) []MessageView {
-	out := []MessageView{}
-	for _, e := range sessionlog.MessageEvents(events) {
-		mv := MessageView{Role: string(e.Message.MessageRole()), Seq: e.Seq}
-		var content []tinypi.ContentBlock
-		switch m := e.Message.(type) {
-		case tinypi.UserMessage:
-			content = m.Content
-		case tinypi.AssistantMessage:
-			content = m.Content
-		case tinypi.ToolResultMessage:
-			mv.Blocks = append(mv.Blocks, BlockView{Kind: "ref", Text: "toolCallId = " + m.ToolCallID})
-			content = m.Content
+// messageView renders the message of e, each text cut to textShown bytes.
+func messageView(e sessionlog.Event) MessageView {
+	mv := MessageView{Role: string(e.Message.MessageRole()), Seq: e.Seq, Blocks: []BlockView{}}
+	budget := messageShown
+	block := func(kind, text string) {
+		if len(mv.Blocks) >= blocksShown || budget <= 0 {
+			mv.HiddenBlocks++
+			return
 		}
-		for _, b := range content {
-			switch b := b.(type) {
-			case tinypi.TextContent:
-				mv.Blocks = append(mv.Blocks, BlockView{Kind: "text", Text: b.Text})
-			case tinypi.ThinkingContent:
-				mv.Blocks = append(mv.Blocks, BlockView{Kind: "thinking", Text: b.Thinking})
-			case tinypi.ToolCall:
-				mv.Blocks = append(mv.Blocks, BlockView{Kind: "call", Text: b.Name + " · " + b.ID + " · " + b.Arguments})
-			}
+		shown := cut(text, min(textShown, budget))
+		budget -= len(shown)
+		bv := BlockView{Kind: kind, Text: shown}
+		if kept := len(strings.TrimSuffix(shown, "…")); kept < len(text) {
+			bv.Cut = len(text) - kept
 		}
-		out = append(out, mv)
+		mv.Blocks = append(mv.Blocks, bv)
 	}
-	return out
+	var content []tinypi.ContentBlock
+	switch m := e.Message.(type) {
+	case tinypi.UserMessage:
+		content = m.Content
+	case tinypi.AssistantMessage:
+		content = m.Content
+	case tinypi.ToolResultMessage:
+		block("ref", "toolCallId = "+m.ToolCallID)
+		content = m.Content
+	}
+	for _, c := range content {
+		switch c := c.(type) {
+		case tinypi.TextContent:
+			block("text", c.Text)
+		case tinypi.ThinkingContent:
+			block("thinking", c.Thinking)
+		case tinypi.ToolCall:
+			block("call", c.Name+" · "+c.ID+" · "+c.Arguments)
+		}
+	}
+	return mv
 }
 
 // actors describes the four actors and the chosen call's events each produces.
@@ -433,48 +658,4 @@ func actors(ch chain, t textFunc) []Actor {
 		{ID: ActorTool, Name: t("actor.tool"), About: t("actor.tool.about"), Events: only(ch.start, ch.result)},
 		{ID: ActorSession, Name: t("actor.session"), About: t("actor.session.about"), Events: only(ch.assistant, ch.call, ch.start, ch.result)},
 	}
-}
-
-// sections renders a log for transcript.CompareSections: every event on a line, then the
-// derived messages. Times are left out: they differ between any two runs.
-func sections(log *sessionlog.Log) []transcript.Section {
-	events := []string{}
-	for _, e := range log.Events {
-		events = append(events, fmt.Sprintf("%-17s %s", e.Type, summary(e)))
-	}
-	messages := []string{}
-	for _, m := range sessionlog.DeriveMessages(log.Events) {
-		messages = append(messages, transcript.DescribeMessage(m))
-	}
-	return []transcript.Section{
-		{Name: transcript.SectionEvents, Lines: events},
-		{Name: transcript.SectionTranscript, Lines: messages},
-	}
-}
-
-// compare aligns log with ref and marks the first difference in v's events.
-func compare(v *View, log, ref *sessionlog.Log, refPath string) {
-	labels := transcript.LabelsIn(v.Lang)
-	c := transcript.CompareSections("", sections(log), sections(ref))
-	cmp := &Compare{ReferencePath: refPath, First: c.First, Rows: []CompareRow{}}
-	for _, r := range c.Rows {
-		row := CompareRow{Section: r.Section, Learner: "·", Reference: "·", Differs: r.Differs()}
-		if r.HasLearner {
-			row.Learner = r.Learner
-		}
-		if r.HasReference {
-			row.Reference = r.Reference
-		}
-		cmp.Rows = append(cmp.Rows, row)
-	}
-	if c.First < 0 {
-		cmp.Summary = labels.Same
-	} else {
-		cmp.Summary = fmt.Sprintf(labels.FirstDifference, c.First+1, c.Rows[c.First].Section)
-		if c.Rows[c.First].Section == transcript.SectionEvents && c.First < len(v.Events) {
-			// Rows of the events section come first, one per seq.
-			v.Events[c.First].FirstDifference = true
-		}
-	}
-	v.Compare = cmp
 }

@@ -111,7 +111,7 @@ func TestReadWhatTheReferenceWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	want := writeRoundTrip(t, path)
 
-	log, err := sessionlog.ReadFile(path)
+	log, err := readFile(t, path)
 	require.NoError(t, err)
 	assert.Equal(t, sessionlog.Header{Format: "tinypi-session", Version: 1, Session: "roundtrip"}, log.Header)
 	assert.JSONEq(t, marshal(t, want), marshal(t, sessionlog.DeriveMessages(log.Events)))
@@ -179,7 +179,7 @@ func TestReadAReferenceRequestBeforeAnyEvent(t *testing.T) {
 	assert.Empty(t, messages)
 	require.NoError(t, s.Close())
 
-	log, err := sessionlog.ReadFile(path)
+	log, err := readFile(t, path)
 	require.NoError(t, err)
 	require.Len(t, log.Events, 1)
 	assert.Equal(t, &sessionlog.Request{ThroughSeq: -1, Messages: 0}, log.Events[0].Request)
@@ -201,7 +201,7 @@ func TestReadAReferenceFork(t *testing.T) {
 	want := fork.Messages()
 	require.NoError(t, fork.Close())
 
-	log, err := sessionlog.ReadFile(filepath.Join(dir, "branch.jsonl"))
+	log, err := readFile(t, filepath.Join(dir, "branch.jsonl"))
 	require.NoError(t, err)
 	forkSeq := 11
 	assert.Equal(t, sessionlog.Header{Format: "tinypi-session", Version: 1, Session: "branch", Parent: "roundtrip", ForkSeq: &forkSeq}, log.Header)
@@ -241,7 +241,7 @@ func TestReadersAgreeOnDamage(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "run.jsonl")
 			require.NoError(t, os.WriteFile(path, tt.data, 0o644))
 
-			log, kitErr := sessionlog.ReadFile(path)
+			log, kitErr := readFile(t, path)
 			var le *sessionlog.Error
 			require.ErrorAs(t, kitErr, &le)
 			assert.Equal(t, tt.line, le.Line, "the kit's line")

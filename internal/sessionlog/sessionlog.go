@@ -53,6 +53,16 @@
 //     s is -1, and n 0, for a request frozen before any event). A writer that freezes the
 //     whole log so far writes s = this seq - 1.
 //
+// # Reading
+//
+// ReadFile reads a log in one pass, in time and memory linear in its events: it checks every
+// line as it goes (each reference is looked up in an index, each request's message count is a
+// running count) and keeps an index of the events, not the events themselves. A Log hands out
+// the events a caller shows (Log.Events) by reading their lines again. What it refuses before
+// reading a byte: a path that is not a regular file (a FIFO, a device, a directory: opening
+// them could block or never end) and a file above Options.MaxBytes. While reading, a line
+// longer than MaxLineBytes is refused where it starts, without holding it.
+//
 // # Damage
 //
 // ReadFile returns an *Error whose Kind says what is wrong: a torn log (the last line is not
@@ -60,19 +70,18 @@
 // returned too), damage before the last line (bad JSON, a missing field, a seq out of step, an
 // unknown type not marked ignorable, a result that refers to no call, a request whose count does
 // not match the log, a tool/start that is not its call's first and only start before its result),
-// a header of another format, or another version. Error.Explain says what
-// is wrong and how to repair it, in either language.
+// a header of another format, or another version, a byte order mark, a line too long, a file too
+// large or not a regular file. Error.Explain says what is wrong and how to repair it, in either
+// language.
 package sessionlog
 
 import (
-	"bufio"
-	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"io/fs"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
@@ -82,6 +91,17 @@ import (
 const (
 	Format  = "tinypi-session"
 	Version = 1
+)
+
+// The reader's limits.
+const (
+	// DefaultMaxBytes is the largest log ReadFile reads unless Options.MaxBytes says otherwise:
+	// 256 MiB, far more than a day of agent use writes, and small enough that a file that is
+	// not a log (a disk image, a sparse file) is refused instead of read.
+	DefaultMaxBytes int64 = 256 << 20
+	// MaxLineBytes is the longest line, header or event, ReadFile accepts: 16 MiB. An event
+	// holds one message; tinypi's tools cap what they return far below this.
+	MaxLineBytes = 16 << 20
 )
 
 // Type is an event type.
@@ -100,12 +120,39 @@ const (
 )
 
 // Known reports whether t is a type of version 1.
-func (t Type) Known() bool {
-	switch t {
-	case TypeUserMessage, TypeAssistantMessage, TypeToolCall, TypeToolStart, TypeToolResult, TypeTurnStart, TypeTurnEnd, TypeModelRequest:
-		return true
+func (t Type) Known() bool { return codeOf(t) != codeOther }
+
+// typeCode is a Type as the index keeps it: one byte an event.
+type typeCode uint8
+
+const (
+	codeOther typeCode = iota // an ignorable type this reader does not know
+	codeUserMessage
+	codeAssistantMessage
+	codeToolCall
+	codeToolStart
+	codeToolResult
+	codeTurnStart
+	codeTurnEnd
+	codeModelRequest
+)
+
+var codeTypes = [...]Type{codeOther: "", codeUserMessage: TypeUserMessage, codeAssistantMessage: TypeAssistantMessage,
+	codeToolCall: TypeToolCall, codeToolStart: TypeToolStart, codeToolResult: TypeToolResult,
+	codeTurnStart: TypeTurnStart, codeTurnEnd: TypeTurnEnd, codeModelRequest: TypeModelRequest}
+
+func codeOf(t Type) typeCode {
+	for c, name := range codeTypes {
+		if c != int(codeOther) && name == t {
+			return typeCode(c)
+		}
 	}
-	return false
+	return codeOther
+}
+
+// isMessage reports whether events of type c derive a message.
+func (c typeCode) isMessage() bool {
+	return c == codeUserMessage || c == codeAssistantMessage || c == codeToolResult
 }
 
 // Header is the first line of a log.
@@ -145,6 +192,8 @@ type Event struct {
 	Data json.RawMessage
 	// Line is the event's line number in the file (the header is line 1).
 	Line int
+	// Bytes is the length of the event's line in the file, without its newline.
+	Bytes int
 
 	// Message is the message of a user/message, assistant/message or tool/result event.
 	Message tinypi.Message
@@ -154,10 +203,180 @@ type Event struct {
 	Request *Request
 }
 
-// Log is a session log that was read without damage, or the intact part of a torn one.
+// CallInfo is what the index knows of one tool/call: where its round trip is in the log.
+type CallInfo struct {
+	// Seq is the seq of the tool/call; ID and Name its callId and name.
+	Seq  int
+	ID   string
+	Name string
+	// Asker is the seq of the assistant/message that asked for the call: the last one before
+	// it with a toolCall block of the call's id; -1 when there is none.
+	Asker int
+	// Start and Result are the seqs of its tool/start and tool/result; -1 when the log has none.
+	Start, Result int
+}
+
+// entry is one event in the index: where its line is and what the checks of later events need.
+type entry struct {
+	off  int64 // where the line starts in the file
+	size int32 // the line's length without its newline
+	typ  typeCode
+	// msgs is the number of events with a message up to and including this one.
+	msgs int32
+	// ref is, for a tool/call, its index in Log.calls; for a tool/start or tool/result, the seq
+	// of its tool/call; for a model/request, its throughSeq.
+	ref int32
+	// requested is, for a model/request, its message count.
+	requested int32
+}
+
+// Log is a session log that was read without damage, or the intact part of a torn one: its
+// header and an index of its events. The events themselves are read again from the file when
+// asked for (Events), so a Log holds a few dozen bytes an event, whatever their size.
+//
+// A Log is not changed after ReadFile returns it: any number of goroutines may use it at once.
 type Log struct {
 	Header Header
-	Events []Event
+	// Path is the file the log was read from.
+	Path string
+	// Size is the length in bytes of what was read: the header and the events, a torn last line
+	// left out.
+	Size int64
+
+	info    fs.FileInfo // the file as it was read, to notice a replaced file
+	entries []entry
+	calls   []CallInfo
+	msgSeqs []int32 // the seqs of the events with a message, in order
+}
+
+// Len returns the number of events.
+func (l *Log) Len() int { return len(l.entries) }
+
+// TypeOf returns the type of the event at seq, or "" for an ignorable type this reader does not
+// know (Events has its name).
+func (l *Log) TypeOf(seq int) Type { return codeTypes[l.entries[seq].typ] }
+
+// Calls returns every tool/call of the log, in log order. The slice is the log's own: do not
+// change it.
+func (l *Log) Calls() []CallInfo { return l.calls }
+
+// CallAt returns the tool/call at seq, and whether the event at seq is one.
+func (l *Log) CallAt(seq int) (CallInfo, bool) {
+	if seq < 0 || seq >= len(l.entries) || l.entries[seq].typ != codeToolCall {
+		return CallInfo{}, false
+	}
+	return l.calls[l.entries[seq].ref], true
+}
+
+// CallIndex returns the position in Calls of the tool/call at seq, or -1.
+func (l *Log) CallIndex(seq int) int {
+	if seq < 0 || seq >= len(l.entries) || l.entries[seq].typ != codeToolCall {
+		return -1
+	}
+	return int(l.entries[seq].ref)
+}
+
+// MessagesThrough returns how many messages the events with seq <= seq derive (0 for -1).
+func (l *Log) MessagesThrough(seq int) int {
+	if seq < 0 {
+		return 0
+	}
+	return int(l.entries[min(seq, len(l.entries)-1)].msgs)
+}
+
+// MessageSeq returns the seq of the event the i-th derived message (from 0) comes from.
+func (l *Log) MessageSeq(i int) int { return int(l.msgSeqs[i]) }
+
+// RequestAt returns the data of the model/request at seq, and whether the event is one.
+func (l *Log) RequestAt(seq int) (Request, bool) {
+	if seq < 0 || seq >= len(l.entries) || l.entries[seq].typ != codeModelRequest {
+		return Request{}, false
+	}
+	e := l.entries[seq]
+	return Request{ThroughSeq: int(e.ref), Messages: int(e.requested)}, true
+}
+
+// NextRequest returns the seq of the first model/request after the event at seq after whose
+// ThroughSeq is at least through, or -1.
+func (l *Log) NextRequest(after, through int) int {
+	for seq := after + 1; seq < len(l.entries); seq++ {
+		if e := l.entries[seq]; e.typ == codeModelRequest && int(e.ref) >= through {
+			return seq
+		}
+	}
+	return -1
+}
+
+// ErrChanged means the file of a Log was replaced or cut since it was read: the events asked
+// for are no longer where the index says. Read the log again.
+var ErrChanged = errors.New("the session log changed since it was read")
+
+// Events reads the events with seqs from <= seq < to from the log's file again and decodes
+// them. The file may have grown since (a writer appends); a file that was replaced or whose
+// indexed part changed gives ErrChanged.
+func (l *Log) Events(ctx context.Context, from, to int) ([]Event, error) {
+	seqs := make([]int, 0, max(0, to-from))
+	for seq := max(from, 0); seq < min(to, len(l.entries)); seq++ {
+		seqs = append(seqs, seq)
+	}
+	return l.EventsAt(ctx, seqs)
+}
+
+// EventsAt is Events for any seqs, in the order given; each must be a seq of the log.
+func (l *Log) EventsAt(ctx context.Context, seqs []int) ([]Event, error) {
+	out := make([]Event, 0, len(seqs))
+	err := l.Each(ctx, seqs, func(e Event) error {
+		out = append(out, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Each reads the events with seqs again from the file, in the order given, and calls f with
+// each; it stops at f's first error and returns it. Unlike EventsAt it holds one event at a
+// time.
+func (l *Log) Each(ctx context.Context, seqs []int, f func(Event) error) error {
+	if len(seqs) == 0 {
+		return nil
+	}
+	file, info, err := openRegular(l.Path)
+	if err != nil {
+		return fmt.Errorf("reading the session log again: %w", err)
+	}
+	defer file.Close()
+	if !os.SameFile(info, l.info) || info.Size() < l.Size {
+		return ErrChanged
+	}
+	var buf []byte
+	for i, seq := range seqs {
+		if i%256 == 255 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if seq < 0 || seq >= len(l.entries) {
+			return fmt.Errorf("sessionlog: no event at seq %d", seq)
+		}
+		e := l.entries[seq]
+		if cap(buf) < int(e.size) {
+			buf = make([]byte, e.size)
+		}
+		buf = buf[:e.size]
+		if _, err := file.ReadAt(buf, e.off); err != nil {
+			return fmt.Errorf("reading the session log again: %w", err)
+		}
+		ev, err := decodeLine(buf, seq+2, true)
+		if err != nil || ev.Seq != seq || codeOf(ev.Type) != e.typ {
+			return ErrChanged
+		}
+		if err := f(ev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // DeriveMessages projects events into the message history a request is built from: the
@@ -176,260 +395,9 @@ func DeriveMessages(events []Event) []tinypi.Message {
 func MessageEvents(events []Event) []Event {
 	var out []Event
 	for _, e := range events {
-		switch e.Type {
-		case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
-			if e.Message != nil {
-				out = append(out, e)
-			}
+		if codeOf(e.Type).isMessage() && e.Message != nil {
+			out = append(out, e)
 		}
 	}
 	return out
-}
-
-// ReadFile reads the log at path. On an *Error of KindTorn the intact events before the torn
-// line come back too; on any other error the Log is nil.
-func ReadFile(path string) (*Log, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the session log: %w", err)
-	}
-	defer f.Close()
-	log, err := Read(f)
-	var e *Error
-	if errors.As(err, &e) {
-		e.Path = path
-	}
-	return log, err
-}
-
-// Read reads a log from r; see ReadFile.
-func Read(r io.Reader) (*Log, error) {
-	lines, unterminated, err := splitLines(r)
-	if err != nil {
-		return nil, fmt.Errorf("reading the session log: %w", err)
-	}
-	if len(lines) == 0 {
-		return nil, &Error{Kind: KindHeader, Line: 1, Detail: "the file is empty"}
-	}
-	log := &Log{}
-	if err := readHeader(lines[0], &log.Header); err != nil {
-		// A header cut off while it was written is the start of a JSON object; a file whose one
-		// line is anything else is not a session log at all, and deleting its line repairs nothing.
-		if len(lines) == 1 && bytes.HasPrefix(lines[0], []byte("{")) && !json.Valid(lines[0]) {
-			return nil, &Error{Kind: KindTorn, Line: 1, Detail: err.Error()}
-		}
-		return nil, err
-	}
-	for i, line := range lines[1:] {
-		lineNo := i + 2
-		e, err := decodeEvent(line, lineNo, log.Events)
-		if err != nil {
-			var le *Error
-			if errors.As(err, &le) && lineNo == len(lines) && !json.Valid(line) {
-				// Only the last line is cut off: the writer stopped in the middle of it.
-				return log, &Error{Kind: KindTorn, Line: lineNo, Detail: le.Detail, Intact: len(log.Events)}
-			}
-			return nil, err
-		}
-		if lineNo == len(lines) && unterminated {
-			// Complete JSON but no "\n": the write may still have been cut short, and
-			// tinypi.LoadSession cuts such a line off, so it is not an event of the log.
-			return log, &Error{Kind: KindTorn, Line: lineNo, Detail: "the last line does not end with a newline", Intact: len(log.Events)}
-		}
-		log.Events = append(log.Events, e)
-	}
-	return log, nil
-}
-
-// splitLines returns the lines of r without their "\n", and whether the last one had none (it is
-// kept). A blank last line (the file ends in "\n\n") is damage, reported by the caller.
-func splitLines(r io.Reader) (lines [][]byte, unterminated bool, err error) {
-	br := bufio.NewReader(r)
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			unterminated = !bytes.HasSuffix(line, []byte("\n"))
-			lines = append(lines, bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r")))
-		}
-		if errors.Is(err, io.EOF) {
-			return lines, unterminated, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-	}
-}
-
-func readHeader(line []byte, h *Header) error {
-	if err := json.Unmarshal(line, h); err != nil {
-		return &Error{Kind: KindHeader, Line: 1, Detail: "not a JSON object: " + err.Error()}
-	}
-	if h.Format != Format {
-		return &Error{Kind: KindHeader, Line: 1, Detail: fmt.Sprintf("format %q, want %q", h.Format, Format)}
-	}
-	if h.Version != Version {
-		return &Error{Kind: KindVersion, Line: 1, Version: h.Version, Detail: fmt.Sprintf("version %d, want %d", h.Version, Version)}
-	}
-	return nil
-}
-
-// envelope is one event line as it is written.
-type envelope struct {
-	Type            *Type           `json:"type"`
-	Seq             *int            `json:"seq"`
-	Time            string          `json:"time"`
-	Data            json.RawMessage `json:"data"`
-	SourceEventSeqs []int           `json:"sourceEventSeqs"`
-	Ignorable       bool            `json:"ignorable"`
-}
-
-// decodeEvent decodes line lineNo; before holds the events of the lines before it.
-func decodeEvent(line []byte, lineNo int, before []Event) (Event, error) {
-	damaged := func(format string, args ...any) (Event, error) {
-		return Event{}, &Error{Kind: KindDamaged, Line: lineNo, Detail: fmt.Sprintf(format, args...)}
-	}
-	var env envelope
-	if err := json.Unmarshal(line, &env); err != nil {
-		return damaged("not a JSON object: %v", err)
-	}
-	if env.Type == nil || *env.Type == "" {
-		return damaged("no \"type\"")
-	}
-	if env.Seq == nil {
-		return damaged("no \"seq\"")
-	}
-	e := Event{Type: *env.Type, Seq: *env.Seq, Data: env.Data, SourceEventSeqs: env.SourceEventSeqs, Ignorable: env.Ignorable, Line: lineNo}
-	if want := len(before); e.Seq != want {
-		return Event{}, &Error{Kind: KindSeq, Line: lineNo, Seq: e.Seq, WantSeq: want,
-			Detail: fmt.Sprintf("seq %d, want %d (the number of events before it)", e.Seq, want)}
-	}
-	if env.Time != "" {
-		t, err := time.Parse(time.RFC3339Nano, env.Time)
-		if err != nil {
-			return damaged("time %q is not an RFC 3339 time", env.Time)
-		}
-		e.Time = t
-	}
-	if !e.Type.Known() {
-		if e.Ignorable {
-			return e, nil
-		}
-		return Event{}, &Error{Kind: KindUnknownType, Line: lineNo, Type: string(e.Type),
-			Detail: fmt.Sprintf("unknown event type %q, not marked ignorable", e.Type)}
-	}
-	switch e.Type {
-	case TypeUserMessage, TypeAssistantMessage, TypeToolResult:
-		m, err := decodeMessage(e.Data)
-		if err != nil {
-			return damaged("%s: %v", e.Type, err)
-		}
-		want := map[Type]tinypi.Role{TypeUserMessage: tinypi.RoleUser, TypeAssistantMessage: tinypi.RoleAssistant, TypeToolResult: tinypi.RoleToolResult}[e.Type]
-		if m.MessageRole() != want {
-			return damaged("%s holds a %s message, want %s", e.Type, m.MessageRole(), want)
-		}
-		e.Message = m
-		if e.Type == TypeToolResult {
-			if err := checkSource(e, before); err != nil {
-				return damaged("%v", err)
-			}
-		}
-	case TypeToolCall:
-		var c Call
-		if err := json.Unmarshal(e.Data, &c); err != nil || c.CallID == "" || c.Name == "" {
-			return damaged("tool/call needs data {\"callId\",\"name\",\"arguments\"}")
-		}
-		e.Call = &c
-	case TypeToolStart:
-		var c Call
-		if err := json.Unmarshal(e.Data, &c); err != nil || c.CallID == "" || c.Name == "" {
-			return damaged("tool/start needs data {\"callId\",\"name\"}")
-		}
-		e.Call = &c
-		if err := checkStart(e, before); err != nil {
-			return damaged("%v", err)
-		}
-	case TypeModelRequest:
-		var rq struct {
-			ThroughSeq *int `json:"throughSeq"`
-			Messages   *int `json:"messages"`
-		}
-		if err := json.Unmarshal(e.Data, &rq); err != nil || rq.ThroughSeq == nil || rq.Messages == nil {
-			return damaged("model/request needs data {\"throughSeq\",\"messages\"}")
-		}
-		// -1 is a request frozen before any event: it holds no message.
-		if *rq.ThroughSeq < -1 || *rq.ThroughSeq >= e.Seq {
-			return damaged("model/request throughSeq %d, want an earlier event (-1 to %d)", *rq.ThroughSeq, e.Seq-1)
-		}
-		if n := len(DeriveMessages(before[:*rq.ThroughSeq+1])); n != *rq.Messages {
-			return damaged("model/request says %d messages, but the events through seq %d derive %d", *rq.Messages, *rq.ThroughSeq, n)
-		}
-		e.Request = &Request{ThroughSeq: *rq.ThroughSeq, Messages: *rq.Messages}
-	}
-	return e, nil
-}
-
-// decodeMessage decodes data {"message": ...} with tinypi's own decoder.
-func decodeMessage(data json.RawMessage) (tinypi.Message, error) {
-	var d struct {
-		Message json.RawMessage `json:"message"`
-	}
-	if err := json.Unmarshal(data, &d); err != nil || len(d.Message) == 0 {
-		return nil, errors.New("needs data {\"message\"}")
-	}
-	return tinypi.UnmarshalMessage(d.Message)
-}
-
-// callOf returns the tool/call an event of type e.Type refers to: its sourceEventSeqs must be
-// exactly [seq of an earlier tool/call].
-func callOf(e Event, before []Event) (*Call, int, error) {
-	if len(e.SourceEventSeqs) != 1 {
-		return nil, 0, fmt.Errorf("%s needs sourceEventSeqs [seq of its tool/call], has %v", e.Type, e.SourceEventSeqs)
-	}
-	src := e.SourceEventSeqs[0]
-	if src < 0 || src >= len(before) || before[src].Type != TypeToolCall {
-		return nil, 0, fmt.Errorf("%s refers to seq %d, which is not an earlier tool/call", e.Type, src)
-	}
-	return before[src].Call, src, nil
-}
-
-// refersTo reports whether an earlier event of type t refers to the tool/call at src.
-func refersTo(before []Event, t Type, src int) bool {
-	return slices.ContainsFunc(before, func(o Event) bool {
-		return o.Type == t && slices.Equal(o.SourceEventSeqs, []int{src})
-	})
-}
-
-// checkStart checks that a tool/start refers to an earlier tool/call of the same id and name,
-// which has neither a start nor a result yet.
-func checkStart(e Event, before []Event) error {
-	call, src, err := callOf(e, before)
-	if err != nil {
-		return err
-	}
-	if call.CallID != e.Call.CallID || call.Name != e.Call.Name {
-		return fmt.Errorf("tool/start of %s %q refers to seq %d, the tool/call of %s %q", e.Call.Name, e.Call.CallID, src, call.Name, call.CallID)
-	}
-	if refersTo(before, TypeToolStart, src) {
-		return fmt.Errorf("a second tool/start for the tool/call at seq %d", src)
-	}
-	if refersTo(before, TypeToolResult, src) {
-		return fmt.Errorf("a tool/start for the tool/call at seq %d after its result", src)
-	}
-	return nil
-}
-
-// checkSource checks that a tool/result refers to exactly one earlier tool/call of the same id.
-func checkSource(e Event, before []Event) error {
-	call, src, err := callOf(e, before)
-	if err != nil {
-		return err
-	}
-	id := e.Message.(tinypi.ToolResultMessage).ToolCallID
-	if call.CallID != id {
-		return fmt.Errorf("tool/result for call %q refers to seq %d, the tool/call of %q", id, src, call.CallID)
-	}
-	if refersTo(before, TypeToolResult, src) {
-		return fmt.Errorf("a second tool/result for the tool/call at seq %d", src)
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package sessionlog_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,13 +29,31 @@ const (
 	answer    = `{"type":"assistant/message","seq":6,"data":{"message":{"role":"assistant","content":[{"type":"text","text":"项目叫 tiny-pi。"}],"stopReason":"stop"}}}`
 )
 
+// loaded is a log with all its events read, as the tests look at them.
+type loaded struct {
+	*sessionlog.Log
+	Events []sessionlog.Event
+}
+
+// readFile reads the log at path and all its events; a nil *loaded when ReadFile gives no log.
+func readFile(t *testing.T, path string) (*loaded, error) {
+	t.Helper()
+	log, err := sessionlog.ReadFile(context.Background(), path, sessionlog.Options{})
+	if log == nil {
+		return nil, err
+	}
+	events, eventsErr := log.Events(context.Background(), 0, log.Len())
+	require.NoError(t, eventsErr)
+	return &loaded{log, events}, err
+}
+
 func lines(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
 
-func read(t *testing.T, text string) (*sessionlog.Log, error) {
+func read(t *testing.T, text string) (*loaded, error) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "run.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
-	return sessionlog.ReadFile(path)
+	return readFile(t, path)
 }
 
 func TestReadValid(t *testing.T) {
@@ -112,14 +131,14 @@ func TestReadDamage(t *testing.T) {
 		{
 			name:   "torn last line",
 			text:   lines(header, user, request1) + `{"type":"assistant/mess`,
-			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 4, Intact: 2},
+			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 4, Intact: 2, Unterminated: true},
 			intact: 2,
 		},
 		{
 			// tinypi.LoadSession cuts a last line without its "\n" even when it is whole JSON.
 			name:   "last line without its newline",
 			text:   lines(header, user) + strings.TrimSuffix(lines(request1), "\n"),
-			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 3, Intact: 1},
+			want:   sessionlog.Error{Kind: sessionlog.KindTorn, Line: 3, Intact: 1, Unterminated: true},
 			intact: 1,
 			detail: "does not end with a newline",
 		},
@@ -278,7 +297,12 @@ func TestReadDamage(t *testing.T) {
 			assert.NotEmpty(t, got.Detail)
 			assert.Contains(t, got.Detail, tt.detail)
 			assert.Equal(t, "run.jsonl", filepath.Base(got.Path))
-			got.Detail, got.Path = "", ""
+			if got.Line >= 1 {
+				// Offset is where the damaged line starts: the bytes of the lines before it.
+				before := strings.SplitAfter(tt.text, "\n")[:got.Line-1]
+				assert.Equal(t, int64(len(strings.Join(before, ""))), got.Offset, "offset of line %d", got.Line)
+			}
+			got.Detail, got.Path, got.Offset = "", "", 0
 			assert.Equal(t, tt.want, *got)
 			if tt.intact < 0 {
 				assert.Nil(t, log)
@@ -294,20 +318,33 @@ func TestErrorExplain(t *testing.T) {
 	e := &sessionlog.Error{Kind: sessionlog.KindTorn, Path: "sessions/a.jsonl", Line: 10, Intact: 8}
 	what, fix := e.Explain(i18n.EN)
 	assert.Equal(t, "line 10 (the last line) is incomplete: writing stopped in the middle of it (the process was interrupted, for example). The 8 events before it are intact.", what)
-	assert.Equal(t, "delete line 10 to keep the intact log: sed -i '10d' sessions/a.jsonl; or run again.", fix)
+	// head and mv work alike on Linux and macOS (sed -i does not: BSD sed wants an argument).
+	assert.Equal(t, "delete line 10, keeping the first 9 lines: head -n 9 sessions/a.jsonl > sessions/a.jsonl.tmp && mv sessions/a.jsonl.tmp sessions/a.jsonl; or run again.", fix)
+	e.Unterminated, e.Path = true, "my logs/it's.jsonl"
+	_, fix = e.Explain(i18n.ZH)
+	assert.Equal(t, `tinypi 的 LoadSession 下次加载这个会话时会自己截掉第 10 行。要自己截掉，保留前 9 行：head -n 9 'my logs/it'\''s.jsonl' > 'my logs/it'\''s.jsonl.tmp' && mv 'my logs/it'\''s.jsonl.tmp' 'my logs/it'\''s.jsonl'；或者重新运行一次。`, fix)
 	what, _ = (&sessionlog.Error{Kind: sessionlog.KindSeq, Line: 7, Seq: 6, WantSeq: 5}).Explain(i18n.ZH)
 	assert.Equal(t, "第 7 行的 seq 是 6，应为 5：seq 是它之前的事件数，必须连续。有事件丢失、重复或顺序被打乱。", what)
 	assert.Equal(t, "session log sessions/a.jsonl: line 10: torn: cut", (&sessionlog.Error{Kind: sessionlog.KindTorn, Path: "sessions/a.jsonl", Line: 10, Detail: "cut"}).Error())
 }
 
 func TestErrorExplainEveryKind(t *testing.T) {
-	for _, k := range []sessionlog.Kind{sessionlog.KindTorn, sessionlog.KindDamaged, sessionlog.KindUnknownType, sessionlog.KindSeq, sessionlog.KindHeader, sessionlog.KindVersion} {
+	for _, k := range []sessionlog.Kind{sessionlog.KindTorn, sessionlog.KindDamaged, sessionlog.KindUnknownType, sessionlog.KindSeq,
+		sessionlog.KindHeader, sessionlog.KindVersion, sessionlog.KindBOM, sessionlog.KindLongLine, sessionlog.KindNotRegular, sessionlog.KindTooLarge} {
 		for _, lang := range []string{i18n.ZH, i18n.EN} {
-			what, fix := (&sessionlog.Error{Kind: k, Line: 3, Detail: "x"}).Explain(lang)
-			for _, s := range []string{what, fix} {
-				assert.NotEmpty(t, s, "kind %s, %s", k, lang)
-				assert.NotContains(t, s, "!", "kind %s, %s: a missing message", k, lang)
-				assert.NotContains(t, s, "%!", "kind %s, %s: a bad verb", k, lang)
+			for _, intact := range []int{0, 1, 2} {
+				what, fix := (&sessionlog.Error{Kind: k, Line: 3, Detail: "x", Intact: intact}).Explain(lang)
+				for _, s := range []string{what, fix} {
+					assert.NotEmpty(t, s, "kind %s, %s", k, lang)
+					assert.NotContains(t, s, "!", "kind %s, %s: a missing message", k, lang)
+					assert.NotContains(t, s, "%!", "kind %s, %s: a bad verb", k, lang)
+					// A learner reads this in a practice directory, which has no docs/ (issue 18).
+					assert.NotContains(t, s, "docs/", "kind %s, %s: points at the kit's docs", k, lang)
+					assert.NotContains(t, s, "sed -i", "kind %s, %s: GNU-only", k, lang)
+				}
+				if lang == i18n.EN && intact == 1 {
+					assert.NotContains(t, what, "1 events", "kind %s: the plural of one", k)
+				}
 			}
 		}
 	}

@@ -42,7 +42,17 @@
     return h('a', { href: '#' + target, class: 'goto', 'data-view': view, 'data-target': target }, text);
   }
 
-  function eventLink(seq) { return link('events', 'event-' + seq, fill(T['goto.event'], { seq: seq })); }
+  // The seqs of the events the page shows: a link to another event would lead nowhere.
+  var shownSeq = {};
+  data.events.forEach(function (e) { shownSeq[e.seq] = true; });
+
+  function eventLink(seq) {
+    var text = fill(T['goto.event'], { seq: seq });
+    return shownSeq[seq] ? link('events', 'event-' + seq, text) : h('span', { class: 'unshown' }, text);
+  }
+
+  // A text cut by the server, with how much was left out.
+  function cutNote(n) { return n ? h('span', { class: 'cut' }, ' ' + fill(T.cut, { n: n })) : null; }
 
   function renderStages() {
     var ol = clear(document.getElementById('stages'));
@@ -63,22 +73,29 @@
 
   function renderHistory(st) {
     document.getElementById('history-note').textContent = st.historyNote;
+    var hidden = document.getElementById('history-hidden');
+    hidden.hidden = !st.historyHidden;
+    hidden.textContent = st.historyHidden ? fill(T['hidden.history'], { n: st.historyHidden }) : '';
     var ol = clear(document.getElementById('history'));
     st.history.forEach(function (m) {
       var li = h('li', { class: 'msg role-' + m.role + (m.pending ? ' pending' : ''), id: m.pending ? 'msg-pending' : 'msg-' + m.seq },
         h('span', { class: 'role' }, m.role === 'toolResult' ? 'tool' : m.role));
       var body = h('div', { class: 'body' });
-      m.blocks.forEach(function (b) { body.appendChild(h('div', { class: 'block ' + b.kind }, b.text)); });
+      m.blocks.forEach(function (b) { body.appendChild(h('div', { class: 'block ' + b.kind }, b.text, cutNote(b.cut))); });
+      if (m.hiddenBlocks) { body.appendChild(h('div', { class: 'cut' }, fill(T['hidden.blocks'], { n: m.hiddenBlocks }))); }
       li.appendChild(body);
       li.appendChild(m.pending ? h('span', { class: 'badge' }, T.pending) : eventLink(m.seq));
       ol.appendChild(li);
     });
   }
 
+  function gap(n, text) { return h('p', { class: 'gap' }, fill(text, { n: n })); }
+
   function renderEvents(st) {
     var box = clear(document.getElementById('events'));
-    data.events.forEach(function (e) {
-      var s = st.states[e.seq];
+    data.events.forEach(function (e, i) {
+      var s = st.states[i];
+      if (e.hiddenBefore) { box.appendChild(gap(e.hiddenBefore, T['hidden.events'])); }
       var head = h('header', null,
         h('span', { class: 'seq' }, String(e.seq)),
         h('span', { class: 'type' }, e.type),
@@ -93,9 +110,37 @@
         links.appendChild(h('span', null, T.source + ' '));
         links.appendChild(eventLink(src));
       });
-      var details = h('details', { open: e.focus ? true : null }, h('summary', null, T.payload), h('pre', null, e.payload));
+      var details = h('details', { open: e.focus && e.focus !== 'sibling' ? true : null }, h('summary', null, T.payload),
+        h('pre', null, e.payload, cutNote(e.payloadCut)));
       box.appendChild(h('article', { id: 'event-' + e.seq, class: 'event state-' + s + (e.focus ? ' focus' : '') + ' actor-' + e.actor },
         head, h('p', { class: 'summary' }, e.summary), links, details));
+    });
+    if (data.hiddenAfter) { box.appendChild(gap(data.hiddenAfter, T['hidden.events'])); }
+  }
+
+  function batchState(c, st) {
+    if (c.result >= 0 && c.result < st.committed) { return 'committed'; }
+    if (c.start >= 0 && c.start < st.committed) { return 'started'; }
+    if (c.seq < st.committed) { return 'registered'; }
+    return 'planned';
+  }
+
+  // The calls of the chosen call's batch at this stage, and the commit cursor among them.
+  function renderBatch(st) {
+    if (!data.batch) { return; }
+    document.getElementById('batch-cursor').textContent = fill(T['batch.cursor'], { n: st.cursor, total: data.batchSize });
+    var ol = clear(document.getElementById('batch-calls'));
+    var cursorDrawn = false;
+    data.batch.forEach(function (c) {
+      var state = batchState(c, st);
+      if (!cursorDrawn && state !== 'committed') {
+        ol.appendChild(h('li', { class: 'cursor-mark', id: 'batch-cursor-mark' }, '▸ ' + fill(T['batch.cursor'], { n: st.cursor, total: data.batchSize })));
+        cursorDrawn = true;
+      }
+      ol.appendChild(h('li', { id: 'batch-' + c.seq, class: 'batch-call state-' + state + (c.chosen ? ' chosen' : '') },
+        h('span', { class: 'name' }, c.name + ' · ' + c.callId), ' ', eventLink(c.seq), ' ',
+        h('span', { class: 'state' }, T['batch.' + state]),
+        c.chosen ? ' ' : null, c.chosen ? h('span', { class: 'badge' }, T['batch.chosen']) : null));
     });
   }
 
@@ -122,13 +167,16 @@
     table.appendChild(h('tr', null, h('th', null, ''), h('th', null, '#'), h('th', null, T.learner), h('th', null, T.reference)));
     var section = '';
     data.compare.rows.forEach(function (r, i) {
+      if (r.hiddenBefore) {
+        table.appendChild(h('tr', { class: 'gap' }, h('td', { colspan: '4' }, fill(T['hidden.rows'], { n: r.hiddenBefore }))));
+      }
       if (r.section !== section) {
         section = r.section;
         table.appendChild(h('tr', { class: 'section' }, h('th', { colspan: '4' }, section)));
       }
       var mark = i === data.compare.first ? '▶' : (r.differs ? '≠' : '');
-      table.appendChild(h('tr', { id: 'row-' + (i + 1), class: (i === data.compare.first ? 'first ' : '') + (r.differs ? 'differs' : '') },
-        h('td', { class: 'mark' }, mark), h('td', { class: 'num' }, String(i + 1)),
+      table.appendChild(h('tr', { id: 'row-' + r.n, class: (i === data.compare.first ? 'first ' : '') + (r.differs ? 'differs' : '') },
+        h('td', { class: 'mark' }, mark), h('td', { class: 'num' }, String(r.n)),
         h('td', null, h('code', null, r.learner)), h('td', null, h('code', null, r.reference))));
     });
   }
@@ -136,9 +184,24 @@
   function render() {
     var st = stages[state.stage];
     renderStages();
+    renderBatch(st);
     renderHistory(st);
     renderEvents(st);
     renderDuties(st);
+  }
+
+  // Brings the chosen call into view in the current view: its event among the payloads, its
+  // result (or the entry waiting for it) in the history.
+  function showChosen() {
+    if (!data.call) { return; }
+    var el = null;
+    if (state.view === 'events') {
+      el = document.getElementById('event-' + data.call.seq);
+    } else if (state.view === 'history') {
+      var items = document.querySelectorAll('#history .msg');
+      el = items.length ? items[items.length - 1] : null;
+    }
+    if (el) { el.scrollIntoView({ block: 'center' }); }
   }
 
   function setStage(i) {
@@ -146,7 +209,7 @@
     render();
   }
 
-  function setView(v) {
+  function setView(v, scroll) {
     state.view = v;
     ['history', 'events', 'duties'].forEach(function (name) {
       document.getElementById('view-' + name).hidden = name !== v;
@@ -154,6 +217,7 @@
       tab.setAttribute('aria-selected', name === v ? 'true' : 'false');
       tab.classList.toggle('active', name === v);
     });
+    if (scroll) { showChosen(); }
   }
 
   function playButton() {
@@ -181,7 +245,7 @@
   document.getElementById('next').addEventListener('click', function () { stop(); setStage(state.stage + 1); });
   document.getElementById('play').addEventListener('click', play);
   document.querySelectorAll('.tabs [data-view]').forEach(function (tab) {
-    tab.addEventListener('click', function () { setView(tab.getAttribute('data-view')); });
+    tab.addEventListener('click', function () { setView(tab.getAttribute('data-view'), true); });
   });
   var select = document.getElementById('call');
   if (select) {
@@ -216,16 +280,32 @@
       case 'Home': stop(); setStage(0); break;
       case 'End': stop(); setStage(stages.length - 1); break;
       case ' ': play(); break;
-      case '1': setView('history'); break;
-      case '2': setView('events'); break;
-      case '3': setView('duties'); break;
+      case '1': setView('history', true); break;
+      case '2': setView('events', true); break;
+      case '3': setView('duties', true); break;
       default: return;
     }
     ev.preventDefault();
   });
 
+  // Counts of what the server left out of a long log.
+  function setCount(id, text) {
+    var el = document.getElementById(id);
+    if (el) { el.textContent = text; }
+  }
+  setCount('calls-count', fill(T['calls.count'], { n: data.callCount }));
+  setCount('events-count', fill(T[data.call ? 'events.count' : 'events.count.whole'], { shown: data.events.length, total: data.eventCount }));
+  if (data.notice) { setCount('notice-shown', fill(T[data.eventCount === 1 ? 'notice.shown.one' : 'notice.shown'], { n: data.eventCount })); }
+  if (data.batch) {
+    var asker = data.events.filter(function (e) { return e.focus === 'assistant'; });
+    var about = fill(T['batch.about'], { n: data.batchSize, seq: asker.length ? asker[0].seq : '?' });
+    if (data.batch.length < data.batchSize) { about += ' ' + fill(T['batch.more'], { shown: data.batch.length }); }
+    setCount('batch-about', about);
+  }
+
   renderCompare();
   setView('history');
   setStage(0);
+  if (/[?&]call=/.test(window.location.search)) { showChosen(); }
   document.body.setAttribute('data-ready', 'true');
 }());
