@@ -132,7 +132,7 @@ func TestAHugeLineIsAnErrorNotAnAllocation(t *testing.T) {
 	assert.Equal(t, 1, e.Line)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4*sessionlog.MaxLineBytes), "bytes allocated to read a 1 GiB line")
 	what, _ := e.Explain(i18n.EN)
-	assert.Equal(t, "line 1 is longer than 16 MiB: no event of a session log is this long, so this is not a session log or the line is damaged. The kit does not read such a line.", what)
+	assert.Equal(t, "line 1 is longer than 64 MiB: no event of a session log is this long, so this is not a session log or the line is damaged. The kit does not read such a line.", what)
 
 	// A long line after good ones is found at its own line.
 	long := filepath.Join(t.TempDir(), "long.jsonl")

@@ -194,7 +194,7 @@ func at(err error, off int64) error {
 }
 
 // appendDoubling is append that at least doubles the capacity when it grows: append grows
-// large slices by a quarter, which copies a 16 MiB line about five times its size.
+// large slices by a quarter, which copies a 64 MiB line about five times its size.
 func appendDoubling(buf, more []byte) []byte {
 	if need := len(buf) + len(more); need > cap(buf) {
 		grown := make([]byte, len(buf), max(need, 2*cap(buf), 4096))

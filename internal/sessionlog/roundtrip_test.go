@@ -264,3 +264,10 @@ func TestReadersAgreeOnDamage(t *testing.T) {
 		})
 	}
 }
+
+// TestReadersShareTheLineLimit: a line LoadSession reads, the page reads too.
+func TestReadersShareTheLineLimit(t *testing.T) {
+	if sessionlog.MaxLineBytes != tinypi.DefaultMaxLineBytes {
+		t.Errorf("sessionlog.MaxLineBytes = %d, tinypi.DefaultMaxLineBytes = %d: the kit would refuse logs the runtime loads, or read lines it refuses", sessionlog.MaxLineBytes, tinypi.DefaultMaxLineBytes)
+	}
+}

@@ -99,9 +99,10 @@ const (
 	// 256 MiB, far more than a day of agent use writes, and small enough that a file that is
 	// not a log (a disk image, a sparse file) is refused instead of read.
 	DefaultMaxBytes int64 = 256 << 20
-	// MaxLineBytes is the longest line, header or event, ReadFile accepts: 16 MiB. An event
-	// holds one message; tinypi's tools cap what they return far below this.
-	MaxLineBytes = 16 << 20
+	// MaxLineBytes is the longest line, header or event, ReadFile accepts: 64 MiB, the same
+	// limit as tinypi.DefaultMaxLineBytes, so that the page reads every log LoadSession loads.
+	// An event holds one message; tinypi's tools cap what they return far below this.
+	MaxLineBytes = 64 << 20
 )
 
 // Type is an event type.
