@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 
-	"github.com/learn-tinypi/course/internal/diagnose"
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
@@ -14,7 +13,6 @@ import (
 // knownMistakeMessages are the texts `course test` uses to name a known mistake.
 var knownMistakeMessages = i18n.Catalog{
 	"mistake.diagnose": {ZH: "这看起来像一个已知错误：%s（错误写法 %s；course diagnose %s %s 可以演示它）", EN: "This looks like a known mistake: %s (mistake %s; `course diagnose %s %s` shows it)"},
-	"mistake.plain":    {ZH: "这看起来像一个已知错误：%s（错误写法 %s）", EN: "This looks like a known mistake: %s (mistake %s)"},
 }
 
 // printKnownMistakes names, for every lab of labs whose tests failed, the known mistakes (the
@@ -33,8 +31,6 @@ func (a *app) printKnownMistakes(b *tree.Builder, ch *manifest.Chapter, labs []*
 	for _, m := range ch.Mutants {
 		byName[m.Name] = m
 	}
-	diagnosable := false // known only once a mistake matched: finding out builds the target
-	checked := false
 	for _, lab := range labs {
 		failures, err := signature.Failures(report, lab)
 		if err != nil || len(failures) == 0 {
@@ -45,19 +41,13 @@ func (a *app) printKnownMistakes(b *tree.Builder, ch *manifest.Chapter, labs []*
 			if !ok {
 				continue // a stale file names a mutant the manifest no longer has
 			}
-			if !checked {
-				_, err := diagnose.List(b, ch)
-				diagnosable, checked = err == nil, true
-			}
 			explain := m.Explain
 			if a.p.lang == langEN && m.ExplainEN != "" {
 				explain = m.ExplainEN
 			}
-			if diagnosable {
-				fmt.Fprintln(a.stdout, a.p.text("mistake.diagnose", explain, m.Name, ch.Number, m.Name))
-			} else {
-				fmt.Fprintln(a.stdout, a.p.text("mistake.plain", explain, m.Name))
-			}
+			// Every known mistake can be diagnosed: by the chapter's program, or by its lab's
+			// tests (internal/diagnose).
+			fmt.Fprintln(a.stdout, a.p.text("mistake.diagnose", explain, m.Name, ch.Number, m.Name))
 		}
 	}
 }
