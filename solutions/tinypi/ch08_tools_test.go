@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,24 +33,30 @@ import (
 // ch08Secret is the content of the file outside the workspace that no tool may read or change.
 const ch08Secret = "top secret\n"
 
-// ch08Env is a workspace directory and, beside it, a directory the tools must never touch.
+// ch08Env is a workspace directory and, beside it, two directories the tools must never touch:
+// outside, and ws-evil, whose name starts with the workspace's name (a containment check by
+// string prefix takes it for a part of the workspace).
 type ch08Env struct {
 	ws      *Workspace
-	dir     string // the workspace
-	outside string // beside it: secret.txt and an empty folder
+	dir     string // base/ws, the workspace
+	outside string // base/outside: secret.txt, an empty folder, and pointer, a link to secret.txt
+	evil    string // base/ws-evil: secret.txt
 }
 
-// ch08Setup makes base/ws and base/outside and opens base/ws as a workspace with opts.
+// ch08Setup makes base/ws, base/outside and base/ws-evil and opens base/ws as a workspace with
+// opts.
 func ch08Setup(t *testing.T, opts WorkspaceOptions) *ch08Env {
 	t.Helper()
 	base := t.TempDir()
-	env := &ch08Env{dir: filepath.Join(base, "ws"), outside: filepath.Join(base, "outside")}
-	for _, d := range []string{env.dir, filepath.Join(env.outside, "folder")} {
+	env := &ch08Env{dir: filepath.Join(base, "ws"), outside: filepath.Join(base, "outside"), evil: filepath.Join(base, "ws-evil")}
+	for _, d := range []string{env.dir, filepath.Join(env.outside, "folder"), env.evil} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
 	ch08WriteFile(t, filepath.Join(env.outside, "secret.txt"), ch08Secret)
+	ch08WriteFile(t, filepath.Join(env.evil, "secret.txt"), ch08Secret)
+	ch08Symlink(t, "secret.txt", filepath.Join(env.outside, "pointer"))
 	ws, err := OpenWorkspace(env.dir, opts)
 	if err != nil {
 		t.Fatalf("OpenWorkspace: %v", err)
@@ -67,6 +74,14 @@ func ch08WriteFile(t *testing.T, name, content string) {
 	if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ch08Umask sets the process's umask to mask for the test, so that the modes of new files do not
+// depend on the machine (a umask of 077 would make every new file -rw-------).
+func ch08Umask(t *testing.T, mask int) {
+	t.Helper()
+	old := syscall.Umask(mask)
+	t.Cleanup(func() { syscall.Umask(old) })
 }
 
 func ch08Symlink(t *testing.T, target, name string) {
@@ -111,11 +126,23 @@ func ch08Snapshot(t *testing.T, dir string) map[string]string {
 	return snap
 }
 
-// ch08Unchanged fails the test when dir is not as before.
-func ch08Unchanged(t *testing.T, what, dir string, before map[string]string) {
+// outsideSnapshot describes the two directories beside the workspace, outside and ws-evil.
+func (env *ch08Env) outsideSnapshot(t *testing.T) map[string]string {
 	t.Helper()
-	if diff := cmp.Diff(before, ch08Snapshot(t, dir)); diff != "" {
-		t.Errorf("%s: the directory outside the workspace changed (-before +after):\n%s", what, diff)
+	snap := map[string]string{}
+	for _, dir := range []string{env.outside, env.evil} {
+		for name, entry := range ch08Snapshot(t, dir) {
+			snap[filepath.Join(filepath.Base(dir), name)] = entry
+		}
+	}
+	return snap
+}
+
+// ch08Unchanged fails the test when the directories beside the workspace are not as before.
+func ch08Unchanged(t *testing.T, what string, env *ch08Env, before map[string]string) {
+	t.Helper()
+	if diff := cmp.Diff(before, env.outsideSnapshot(t)); diff != "" {
+		t.Errorf("%s: a directory outside the workspace changed (-before +after):\n%s", what, diff)
 	}
 }
 
@@ -138,27 +165,29 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 			t.Errorf("LocalPath(%q) = %q, %v; want %q, nil (this path stays inside the workspace)", c.in, got, err, c.want)
 		}
 	}
+	// Every refusal has its own sentence, word for word as the card gives it: the model reads
+	// it to correct its next call. A path appears as Go's %q writes it.
 	refused := []struct {
-		in, want string // want: a piece of the error message
-		outside  bool   // the error wraps ErrOutsideWorkspace
+		in, want string
+		outside  bool // the error wraps ErrOutsideWorkspace
 	}{
 		{"", "path is empty", false},
-		{"..", "climbs above the workspace", true},
-		{"../outside/secret.txt", "climbs above the workspace", true},
-		{"docs/../../outside", "climbs above the workspace", true},
-		{"./../x", "climbs above the workspace", true},
-		{"a/b/../../../x", "climbs above the workspace", true},
-		{"/etc/passwd", "is absolute", true},
-		{"/proc/self/root/etc/passwd", "is absolute", true},
-		{"//server/share", "is absolute", true},
-		{"README.md\x00.png", "NUL byte", false},
-		{"a\x00/../../x", "NUL byte", false},
-		{`..\outside\secret.txt`, "backslash", false},
-		{`docs\guide.md`, "backslash", false},
-		{`C:\Windows\win.ini`, "backslash", false},
-		{"C:/Windows/win.ini", "Windows drive", false},
-		{"c:secret.txt", "Windows drive", false},
-		{strings.Repeat("a/", 2100), "the limit is 4096", false},
+		{"..", `path leaves the workspace: ".." climbs above the workspace through ".."`, true},
+		{"../outside/secret.txt", `path leaves the workspace: "../outside/secret.txt" climbs above the workspace through ".."`, true},
+		{"docs/../../outside", `path leaves the workspace: "docs/../../outside" climbs above the workspace through ".."`, true},
+		{"./../x", `path leaves the workspace: "./../x" climbs above the workspace through ".."`, true},
+		{"a/b/../../../x", `path leaves the workspace: "a/b/../../../x" climbs above the workspace through ".."`, true},
+		{"/etc/passwd", `path leaves the workspace: "/etc/passwd" is absolute; give a path relative to the workspace`, true},
+		{"/proc/self/root/etc/passwd", `path leaves the workspace: "/proc/self/root/etc/passwd" is absolute; give a path relative to the workspace`, true},
+		{"//server/share", `path leaves the workspace: "//server/share" is absolute; give a path relative to the workspace`, true},
+		{"README.md\x00.png", `path "README.md\x00.png" contains a NUL byte`, false},
+		{"a\x00/../../x", `path "a\x00/../../x" contains a NUL byte`, false},
+		{`..\outside\secret.txt`, `path "..\\outside\\secret.txt" contains a backslash; separate names with "/"`, false},
+		{`docs\guide.md`, `path "docs\\guide.md" contains a backslash; separate names with "/"`, false},
+		{`C:\Windows\win.ini`, `path "C:\\Windows\\win.ini" contains a backslash; separate names with "/"`, false},
+		{"C:/Windows/win.ini", `path "C:/Windows/win.ini" names a Windows drive; give a path relative to the workspace`, false},
+		{"c:secret.txt", `path "c:secret.txt" names a Windows drive; give a path relative to the workspace`, false},
+		{strings.Repeat("a/", 2100), "path is 4200 bytes long; the limit is 4096", false},
 	}
 	for _, c := range refused {
 		got, err := LocalPath(c.in)
@@ -167,11 +196,11 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 			name = name[:40] + "…"
 		}
 		if err == nil {
-			t.Errorf("LocalPath(%q) = %q, nil; want an error with %q", name, got, c.want)
+			t.Errorf("LocalPath(%q) = %q, nil; want the error %q", name, got, c.want)
 			continue
 		}
-		if !strings.Contains(err.Error(), c.want) {
-			t.Errorf("LocalPath(%q) error = %q; want it to say %q", name, err, c.want)
+		if err.Error() != c.want {
+			t.Errorf("LocalPath(%q) error = %q; want %q", name, err, c.want)
 		}
 		if errors.Is(err, ErrOutsideWorkspace) != c.outside {
 			t.Errorf("LocalPath(%q): errors.Is(err, ErrOutsideWorkspace) = %v, want %v", name, !c.outside, c.outside)
@@ -219,6 +248,8 @@ func ch08Links(t *testing.T, env *ch08Env) {
 		"hop1":         "hop2",
 		"hop2":         "docs/../../outside",
 		"dangling-out": "../outside/created.txt",
+		"evil-link":    "../ws-evil", // a neighbour whose name starts with the workspace's
+		"evil-abs":     env.evil,
 		"inner-link":   "docs/guide.md", // stays inside: allowed
 	}
 	for name, target := range links {
@@ -264,15 +295,25 @@ func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 		{"rename a workspace file to an absolute path", func(ws *Workspace) error { return ws.Rename("docs/guide.md", filepath.Join(env.outside, "moved.md")) }},
 		{"rename a file in through a link", func(ws *Workspace) error { return ws.Rename("link-out/secret.txt", "stolen.txt") }},
 		{"rename into the folder through a link", func(ws *Workspace) error { return ws.Rename("docs/guide.md", "link-out/folder/moved.md") }},
+		{"lstat through a link to ../outside", func(ws *Workspace) error { _, err := ws.Lstat("link-out/secret.txt"); return err }},
+		{"remove ../outside/secret.txt", func(ws *Workspace) error { return ws.Remove("../outside/secret.txt") }},
+		{"remove through a link to ../outside", func(ws *Workspace) error { return ws.Remove("link-out/secret.txt") }},
+		{"readlink through a link to ../outside", func(ws *Workspace) error { _, err := ws.Readlink("link-out/pointer"); return err }},
+		{"read through a link to ../ws-evil, beside the workspace", ch08OpenAndRead("evil-link/secret.txt")},
+		{"read through an absolute link to ws-evil", ch08OpenAndRead("evil-abs/secret.txt")},
+		{"write through a link to ../ws-evil", ch08CreateAndWrite("evil-link/new.txt")},
+		{"stat through a link to ../ws-evil", func(ws *Workspace) error { _, err := ws.Stat("evil-link/secret.txt"); return err }},
+		{"remove through a link to ../ws-evil", func(ws *Workspace) error { return ws.Remove("evil-link/secret.txt") }},
+		{"rename a file in from ../ws-evil through a link", func(ws *Workspace) error { return ws.Rename("evil-link/secret.txt", "stolen.txt") }},
 	}
-	before := ch08Snapshot(t, env.outside)
+	before := env.outsideSnapshot(t)
 	for _, a := range attempts {
 		if err := a.op(env.ws); err == nil {
 			t.Errorf("%s: no error; every escape attempt must fail", a.name)
 		} else if strings.Contains(err.Error(), "succeeded") {
 			t.Errorf("%s: %v", a.name, err)
 		}
-		ch08Unchanged(t, a.name, env.outside, before)
+		ch08Unchanged(t, a.name, env, before)
 	}
 	// What stays inside still works, links that stay inside included.
 	for _, name := range []string{"docs/guide.md", "inner-link", "docs/../inner-link"} {
@@ -288,6 +329,20 @@ func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 	}
 	if err := env.ws.Rename("docs/guide.md", "made/guide.md"); err != nil {
 		t.Errorf("Rename inside the workspace: %v", err)
+	}
+	if info, err := env.ws.Lstat("inner-link"); err != nil || info.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("Lstat(inner-link) = %v, %v; want the link itself, not the file it points to", info, err)
+	}
+	if target, err := env.ws.Readlink("inner-link"); err != nil || target != "docs/guide.md" {
+		t.Errorf("Readlink(inner-link) = %q, %v; want docs/guide.md", target, err)
+	}
+	// Removing a link removes the link, never what it points to.
+	if err := env.ws.Remove("file-link"); err != nil {
+		t.Errorf("Remove(file-link), a link inside the workspace: %v; a link is removed itself", err)
+	}
+	ch08Unchanged(t, "removing a link that points out", env, before)
+	if err := env.ws.Remove("made/guide.md"); err != nil {
+		t.Errorf("Remove(made/guide.md) inside the workspace: %v", err)
 	}
 	// The lexical refusals come from LocalPath, with its message, not from the operating system.
 	for _, name := range []string{"../outside/secret.txt", abs, `..\outside`, "a\x00b"} {
@@ -308,7 +363,7 @@ func TestLab8_1_工作区路径_Swap(t *testing.T) {
 	env := ch08Setup(t, WorkspaceOptions{})
 	sub := filepath.Join(env.dir, "sub")
 	ch08WriteFile(t, filepath.Join(sub, "notes.txt"), "inside\n")
-	before := ch08Snapshot(t, env.outside)
+	before := env.outsideSnapshot(t)
 
 	// Between two calls: sub was a directory when it was first used, then becomes a link out.
 	if f, err := env.ws.Open("sub/notes.txt"); err != nil {
@@ -326,7 +381,7 @@ func TestLab8_1_工作区路径_Swap(t *testing.T) {
 	if err := ch08CreateAndWrite("sub/new.txt")(env.ws); err == nil || strings.Contains(err.Error(), "succeeded") {
 		t.Errorf("creating sub/new.txt after sub became a link out: %v", err)
 	}
-	ch08Unchanged(t, "after the swap between calls", env.outside, before)
+	ch08Unchanged(t, "after the swap between calls", env, before)
 
 	// During calls: another goroutine swaps sub between the directory and the link out while
 	// files are created under it. Whichever it meets, no file may appear outside.
@@ -357,7 +412,72 @@ func TestLab8_1_工作区路径_Swap(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	ch08Unchanged(t, "after the swaps during calls", env.outside, before)
+	ch08Unchanged(t, "after the swaps during calls", env, before)
+}
+
+func TestLab8_1_工作区路径_Moved(t *testing.T) {
+	defer guardLab(t)
+	ch08Umask(t, 0o022)
+	env := ch08Setup(t, WorkspaceOptions{})
+	ch08WriteFile(t, filepath.Join(env.dir, "notes.txt"), "inside\n")
+	ch08WriteFile(t, filepath.Join(env.dir, "docs", "guide.md"), "guide\n")
+	before := env.outsideSnapshot(t)
+
+	// A command (or anyone) moves the workspace's directory away and puts a link to outside at its
+	// old path. This is the gap between a check and a use made wide and certain: a tool that
+	// checks a path and then opens it by name (w.dir + name) lands outside, every time; a tool
+	// that works through the os.Root keeps working in the directory that was opened.
+	moved := env.dir + "-moved"
+	if err := os.Rename(env.dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	ch08Symlink(t, "outside", env.dir)
+
+	f, err := env.ws.Open("notes.txt")
+	var got []byte
+	if err == nil {
+		got = make([]byte, 64)
+		n, _ := f.Read(got)
+		got = got[:n]
+		f.Close()
+	}
+	if string(got) != "inside\n" {
+		t.Errorf("after the workspace's directory moved and a link to outside took its old path, Open(notes.txt) did not read the workspace's notes.txt; the tools work in the directory that was opened, not at its path\n got %q, %v", got, err)
+	}
+	if err := ch08OpenAndRead("secret.txt")(env.ws); err == nil {
+		t.Errorf("after the workspace's directory moved and a link to outside took its old path, Open(secret.txt) found outside's secret.txt; the tools work in the directory that was opened")
+	}
+	if f, err := env.ws.OpenFile("new.txt", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err != nil {
+		t.Errorf("after the workspace's directory moved, OpenFile(new.txt, O_CREATE) failed; want a new file in the directory that was opened\n%v", err)
+	} else {
+		f.Close()
+	}
+	if _, err := env.ws.Stat("secret.txt"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("after the workspace's directory moved and a link to outside took its old path, Stat(secret.txt) did not fail with fs.ErrNotExist: the workspace has no secret.txt\n%v", err)
+	}
+	if _, err := env.ws.Lstat("docs/guide.md"); err != nil {
+		t.Errorf("after the workspace's directory moved, Lstat(docs/guide.md) failed; want the file of the directory that was opened\n%v", err)
+	}
+	if err := env.ws.MkdirAll("made", 0o755); err != nil {
+		t.Errorf("after the workspace's directory moved, MkdirAll(made) failed; want a new directory in the directory that was opened\n%v", err)
+	}
+	if err := env.ws.Rename("docs/guide.md", "made/guide.md"); err != nil {
+		t.Errorf("after the workspace's directory moved, Rename(docs/guide.md, made/guide.md) failed; want it done in the directory that was opened\n%v", err)
+	}
+	if err := env.ws.Remove("docs"); err != nil {
+		t.Errorf("after the workspace's directory moved, Remove(docs) failed; want it done in the directory that was opened\n%v", err)
+	}
+	want := map[string]string{
+		".":             "dir",
+		"made":          "dir",
+		"made/guide.md": `file -rw-r--r-- "guide\n"`,
+		"new.txt":       `file -rw-r--r-- ""`,
+		"notes.txt":     `file -rw-r--r-- "inside\n"`,
+	}
+	if diff := cmp.Diff(want, ch08Snapshot(t, moved)); diff != "" {
+		t.Errorf("the directory that was opened, after the calls (-want +got):\n%s", diff)
+	}
+	ch08Unchanged(t, "the calls after the move", env, before)
 }
 
 // --- Lab 8.2 · read ------------------------------------------------------------------------------
@@ -382,6 +502,8 @@ func TestLab8_2_读取_Window(t *testing.T) {
 	ch08WriteFile(t, filepath.Join(env.dir, "ten.txt"), ch08Lines(10))
 	ch08WriteFile(t, filepath.Join(env.dir, "open-end.txt"), "first\nsecond")
 	ch08WriteFile(t, filepath.Join(env.dir, "empty.txt"), "")
+	ch08WriteFile(t, filepath.Join(env.dir, "spaces.txt"), "keep  \n\tindent\t\nend \n")
+	ch08WriteFile(t, filepath.Join(env.dir, "crlf.txt"), "one\r\ntwo\r\nthree\r\n")
 	cases := []struct {
 		name          string
 		file          string
@@ -399,6 +521,9 @@ func TestLab8_2_读取_Window(t *testing.T) {
 		{"the last line alone", "ten.txt", 10, 1, ReadResult{Text: "line 10\n", FirstLine: 10, LastLine: 10}},
 		{"a last line without a line break", "open-end.txt", 2, 0, ReadResult{Text: "second", FirstLine: 2, LastLine: 2}},
 		{"an empty file", "empty.txt", 0, 0, ReadResult{Text: "", FirstLine: 1, LastLine: 0}},
+		{"white space at the ends of lines is kept", "spaces.txt", 0, 0, ReadResult{Text: "keep  \n\tindent\t\nend \n", FirstLine: 1, LastLine: 3}},
+		{"CRLF line breaks are kept", "crlf.txt", 2, 1, ReadResult{Text: "two\r\n", FirstLine: 2, LastLine: 2, Truncated: true, NextOffset: 3,
+			Note: "[lines 2-2 of crlf.txt shown; the file goes on: read on with offset=3]"}},
 	}
 	for _, c := range cases {
 		got, err := env.ws.Read(c.file, c.offset, c.limit)
@@ -444,17 +569,18 @@ func TestLab8_2_读取_Caps(t *testing.T) {
 		t.Errorf("Read(rows.txt, offset 7) = %+v, %v; want to go on at row 07", got, err)
 	}
 
-	// A first line longer than the cap is cut inside it, never inside a character.
-	long := strings.Repeat("é", 40) + "\nnext\n" // 80 bytes, then a second line
+	// A first line longer than the cap is cut inside it, never inside a character: 64 bytes end
+	// in the middle of the 22nd "中" (3 bytes each), so the text is 21 of them, 63 bytes.
+	long := strings.Repeat("中", 30) + "\nnext\n" // 90 bytes, then a second line
 	ch08WriteFile(t, filepath.Join(env.dir, "long.txt"), long)
 	got, err = env.ws.Read("long.txt", 0, 0)
 	if err != nil {
 		t.Fatalf("Read(long.txt): %v", err)
 	}
-	want = ReadResult{Text: strings.Repeat("é", 32), FirstLine: 1, LastLine: 1, Truncated: true, NextOffset: 2,
+	want = ReadResult{Text: strings.Repeat("中", 21), FirstLine: 1, LastLine: 1, Truncated: true, NextOffset: 2,
 		Note: "[line 1 is longer than 64 bytes and was cut; read on with offset=2]"}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("Read(long.txt) = %s; a first line over the cap is cut at the cap on a character boundary: %s", ch08Window(got), ch08Window(want))
+		t.Errorf("Read(long.txt) = %s; a first line over the cap is cut at the cap, then back to a character boundary: %s", ch08Window(got), ch08Window(want))
 	}
 
 	// A line longer than the reader's buffer before the window is skipped, not kept.
@@ -472,8 +598,8 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 	ch08WriteFile(t, filepath.Join(env.dir, "docs", "a.md"), "a\n")
 	ch08Symlink(t, "../outside/secret.txt", filepath.Join(env.dir, "file-link"))
 	refusals := []struct{ name, want string }{
-		{"logo.png", "logo.png looks like a binary file"},
-		{"docs", "docs is a directory"},
+		{"logo.png", "logo.png looks like a binary file (it has NUL bytes); read shows text files only"},
+		{"docs", "docs is a directory, not a file"},
 		{"missing.md", "no such file"},
 		{"file-link", "escapes"},
 		{"../outside/secret.txt", "climbs above the workspace"},
@@ -490,6 +616,133 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 		if strings.Contains(err.Error(), "top secret") || strings.Contains(got.Text, "top secret") {
 			t.Errorf("Read(%s) shows the secret outside the workspace", r.name)
 		}
+	}
+
+	// A named pipe is refused at once. A plain open of a pipe waits for a writer, which may never
+	// come: the test plays that writer only after ch08Guard, to end a Read that waits.
+	pipe := filepath.Join(env.dir, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got ReadResult
+	returned, err := ch08NoWait(t, pipe, func() (err error) {
+		got, err = env.ws.Read("pipe", 0, 0)
+		return err
+	})
+	switch {
+	case !returned:
+		t.Errorf("Read(pipe), a named pipe: no answer within %v, until the test opened the pipe for writing; open without blocking (O_NONBLOCK), then refuse what is not a regular file", ch08Guard)
+	case err == nil:
+		t.Errorf("Read(pipe), a named pipe: %s, no error; want the error \"pipe is a named pipe, not a regular file\"", ch08Window(got))
+	case err.Error() != "pipe is a named pipe, not a regular file":
+		t.Errorf("Read(pipe), a named pipe: error %q; want \"pipe is a named pipe, not a regular file\"", err)
+	}
+}
+
+// ch08NoWait runs f, which may open the named pipe fifo, and returns true and f's error. When f
+// has not returned within ch08Guard, it opens the pipe for writing (an open that waits for a
+// writer then goes on, and reads the pipe's end), waits for f once more and returns false: f
+// waited for the pipe. A panic in f (a stub) fails the test with the lab's message.
+func ch08NoWait(t *testing.T, fifo string, f func() error) (bool, error) {
+	t.Helper()
+	type outcome struct {
+		err error
+		p   any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		var o outcome
+		defer func() {
+			o.p = recover()
+			done <- o
+		}()
+		o.err = f()
+	}()
+	select {
+	case o := <-done:
+		if o.p != nil {
+			failOnPanic(t, o.p)
+		}
+		return true, o.err
+	case <-time.After(ch08Guard):
+	}
+	w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0) // succeeds when a reader waits
+	if err != nil {
+		w, err = os.OpenFile(fifo, os.O_RDWR, 0)
+	}
+	if err == nil {
+		w.Close()
+	}
+	select {
+	case o := <-done:
+		return false, o.err
+	case <-time.After(ch08Guard):
+		t.Fatalf("f still waits after the test opened %s for writing", filepath.Base(fifo))
+		return false, nil
+	}
+}
+
+// ch08Endless is a file without end for readLines: "line 1\n", "line 2\n", and so on. It counts
+// the bytes read from it and fails every read after the first MiB, so that a reader that wants it
+// all stops.
+type ch08Endless struct {
+	read    int
+	line    int
+	pending []byte
+}
+
+func (e *ch08Endless) Read(p []byte) (int, error) {
+	if e.read >= 1<<20 {
+		return 0, errors.New("the test's endless file gives no more than 1 MiB")
+	}
+	n := 0
+	for n < len(p) {
+		if len(e.pending) == 0 {
+			e.line++
+			e.pending = fmt.Appendf(nil, "line %d\n", e.line)
+		}
+		c := copy(p[n:], e.pending)
+		e.pending = e.pending[c:]
+		n += c
+	}
+	e.read += n
+	return n, nil
+}
+
+func TestLab8_2_读取_Big(t *testing.T) {
+	defer guardLab(t)
+	// The lines near the start of a file without end: readLines stops soon after the window.
+	endless := &ch08Endless{}
+	got, err := readLines(endless, "endless.txt", 3, 2, DefaultReadMaxBytes)
+	const windowEnd = len("line 1\nline 2\nline 3\nline 4\n")
+	if endless.read > windowEnd+64<<10 {
+		t.Errorf("to show lines 3-4 of a file without end, readLines read more than 64 KiB past the window's end; it must stop reading once the window is full\n(it read %d bytes)", endless.read)
+	}
+	want := ReadResult{Text: "line 3\nline 4\n", FirstLine: 3, LastLine: 4, Truncated: true, NextOffset: 5,
+		Note: "[lines 3-4 of endless.txt shown; the file goes on: read on with offset=5]"}
+	if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		t.Errorf("readLines(endless.txt, 3, 2) = %s, %v; want %s", ch08Window(got), err, ch08Window(want))
+	}
+
+	// The first lines of a 64 MiB file (2000 lines, then zeros, stored sparse): Read must not load
+	// the file.
+	env := ch08Setup(t, WorkspaceOptions{})
+	huge := filepath.Join(env.dir, "huge.txt")
+	ch08WriteFile(t, huge, ch08Lines(2000))
+	if err := os.Truncate(huge, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	var stats0, stats1 runtime.MemStats
+	runtime.ReadMemStats(&stats0)
+	got, err = env.ws.Read("huge.txt", 1, 3)
+	runtime.ReadMemStats(&stats1)
+	if grew := stats1.TotalAlloc - stats0.TotalAlloc; grew > 8<<20 {
+		t.Errorf("reading the first 3 lines of a 64 MiB file allocated more than 8 MiB; Read must not load the file, only read up to the window\n(it allocated %s)", ch08Size(grew))
+	}
+	want = ReadResult{Text: "line 1\nline 2\nline 3\n", FirstLine: 1, LastLine: 3, Truncated: true, NextOffset: 4,
+		Note: "[lines 1-3 of huge.txt shown; the file goes on: read on with offset=4]"}
+	if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		t.Errorf("Read(huge.txt, 1, 3) = %s, %v; want %s", ch08Window(got), err, ch08Window(want))
 	}
 }
 
@@ -511,15 +764,20 @@ func ch08DirNames(t *testing.T, dir string) []string {
 
 func TestLab8_3_写入编辑_Write(t *testing.T) {
 	defer guardLab(t)
+	ch08Umask(t, 0o022)
 	env := ch08Setup(t, WorkspaceOptions{})
-	before := ch08Snapshot(t, env.outside)
+	before := env.outsideSnapshot(t)
 
-	// New directories are made as needed.
+	// New directories are made as needed; a new file is -rw-r--r-- (0644 less the umask 022).
 	if err := env.ws.WriteFile("notes/2026/todo.md", []byte("- buy milk\n")); err != nil {
 		t.Fatalf("WriteFile(notes/2026/todo.md): %v; missing directories are created", err)
 	}
-	if data, err := os.ReadFile(filepath.Join(env.dir, "notes", "2026", "todo.md")); err != nil || string(data) != "- buy milk\n" {
+	todo := filepath.Join(env.dir, "notes", "2026", "todo.md")
+	if data, err := os.ReadFile(todo); err != nil || string(data) != "- buy milk\n" {
 		t.Errorf("notes/2026/todo.md = %q, %v; want the written text", data, err)
+	}
+	if info, err := os.Stat(todo); err == nil && info.Mode().Perm() != 0o644 {
+		t.Errorf("the new file notes/2026/todo.md has mode %v; want -rw-r--r--, 0644 less the umask 022, as os.WriteFile would give it", info.Mode().Perm())
 	}
 
 	// Replacing a file puts a new file in its place (written beside it, then renamed), keeps its
@@ -563,15 +821,28 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 		t.Errorf("bin holds %q after the write; want only run.sh (no temporary file left)", names)
 	}
 
+	// A kept mode is kept exactly, also the bits the umask 022 would clear from a new file.
+	shared := filepath.Join(env.dir, "share", "shared.txt")
+	ch08WriteFile(t, shared, "old\n")
+	if err := os.Chmod(shared, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.ws.WriteFile("share/shared.txt", []byte("new\n")); err != nil {
+		t.Fatalf("WriteFile(share/shared.txt): %v", err)
+	}
+	if info, err := os.Stat(shared); err == nil && info.Mode().Perm() != 0o666 {
+		t.Errorf("share/shared.txt mode = %v after the write, want -rw-rw-rw- as before: the umask 022 cleared bits of the temporary file, so set its mode after creating it (f.Chmod)", info.Mode().Perm())
+	}
+
 	// A failed write changes nothing and leaves nothing.
 	if err := os.MkdirAll(filepath.Join(env.dir, "adir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.ws.WriteFile("adir", []byte("x")); err == nil || !strings.Contains(err.Error(), "adir is a directory") {
-		t.Errorf("WriteFile(adir) where adir is a directory: error %v; want one that says so", err)
+	if err := env.ws.WriteFile("adir", []byte("x")); err == nil || err.Error() != "adir is a directory, not a file" {
+		t.Errorf("WriteFile(adir) where adir is a directory: error %v; want \"adir is a directory, not a file\"", err)
 	}
-	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "notes"}) {
-		t.Errorf("the workspace holds %q after the failed write; want adir, bin, notes", names)
+	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "notes", "share"}) {
+		t.Errorf("the workspace holds %q after the failed write; want adir, bin, notes, share", names)
 	}
 	ch08Symlink(t, "../outside", filepath.Join(env.dir, "link-out"))
 	ch08Symlink(t, "../outside/secret.txt", filepath.Join(env.dir, "file-link"))
@@ -580,7 +851,148 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 			t.Errorf("WriteFile(%s): no error; it leaves the workspace", name)
 		}
 	}
-	ch08Unchanged(t, "writes", env.outside, before)
+	ch08Unchanged(t, "writes", env, before)
+}
+
+func TestLab8_3_写入编辑_Names(t *testing.T) {
+	defer guardLab(t)
+	env := ch08Setup(t, WorkspaceOptions{})
+	// A name may have up to 255 bytes; the temporary file's name must not grow with it.
+	long := strings.Repeat("n", 255)
+	if err := env.ws.WriteFile(long, []byte("long name\n")); err != nil {
+		t.Errorf("WriteFile(a name of 255 bytes) failed; names up to 255 bytes are legal, so the temporary file's name must not grow with the target's\n%v", err)
+	} else if _, err := env.ws.Edit(long, "long", "LONG"); err != nil {
+		t.Errorf("Edit(a name of 255 bytes) failed; names up to 255 bytes are legal, so the temporary file's name must not grow with the target's\n%v", err)
+	} else if data, err := os.ReadFile(filepath.Join(env.dir, long)); err != nil || string(data) != "LONG name\n" {
+		t.Errorf("the file with a 255-byte name holds %q, %v after a write and an edit; want \"LONG name\\n\"", data, err)
+	}
+	if names := ch08DirNames(t, env.dir); len(names) != 1 || names[0] != long {
+		t.Errorf("the workspace holds %d entries after a 255-byte name was written and edited; want only that file (no temporary file left)", len(names))
+	}
+
+	// The workspace's directory was removed: the temporary file cannot be created. The error
+	// names the file asked for, never the temporary file.
+	gone := ch08Setup(t, WorkspaceOptions{})
+	if err := os.Remove(gone.dir); err != nil {
+		t.Fatal(err)
+	}
+	const want = "write notes.txt: no such file or directory"
+	if err := gone.ws.WriteFile("notes.txt", []byte("x")); err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("WriteFile(notes.txt) in a workspace whose directory was removed: the error is not %q wrapping fs.ErrNotExist; an error names the file asked for, never the temporary file\n got: %v", want, err)
+	}
+}
+
+func TestLab8_3_写入编辑_Special(t *testing.T) {
+	defer guardLab(t)
+	env := ch08Setup(t, WorkspaceOptions{})
+	guide := filepath.Join(env.dir, "docs", "guide.md")
+	ch08WriteFile(t, guide, "inside\n")
+	ch08Symlink(t, "docs/guide.md", filepath.Join(env.dir, "guide-link"))
+	ch08Symlink(t, "docs", filepath.Join(env.dir, "docs-link"))
+	const linkErr = "guide-link is a symbolic link to docs/guide.md; write and edit do not follow links: change the file it points to instead"
+	linkKept := func(what string) {
+		t.Helper()
+		target, err := os.Readlink(filepath.Join(env.dir, "guide-link"))
+		data, _ := os.ReadFile(guide)
+		if err != nil || target != "docs/guide.md" || string(data) != "inside\n" {
+			t.Errorf("after %s, guide-link → %q (%v) and docs/guide.md holds %q; want the link and its target as they were", what, target, err, data)
+		}
+	}
+
+	// The last name is a link (inside the workspace): refused, not replaced, not followed.
+	if err := env.ws.WriteFile("guide-link", []byte("new\n")); err == nil || err.Error() != linkErr {
+		info, _ := os.Lstat(filepath.Join(env.dir, "guide-link"))
+		t.Errorf("WriteFile(guide-link), a link to docs/guide.md: error %v, and guide-link is now %v; want the error %q, the link untouched", err, ch08Kind(info), linkErr)
+	}
+	linkKept("WriteFile(guide-link)")
+	if _, err := env.ws.Edit("guide-link", "inside", "changed"); err == nil || err.Error() != linkErr {
+		t.Errorf("Edit(guide-link), a link to docs/guide.md: error %v; want %q", err, linkErr)
+	}
+	linkKept("Edit(guide-link)")
+
+	// A link before the last name is followed, as long as it stays inside.
+	if err := env.ws.WriteFile("docs-link/guide.md", []byte("via a directory link\n")); err != nil {
+		t.Errorf("WriteFile(docs-link/guide.md), docs-link a link to docs: %v; a link before the last name is followed", err)
+	} else if data, _ := os.ReadFile(guide); string(data) != "via a directory link\n" {
+		t.Errorf("after WriteFile(docs-link/guide.md), docs/guide.md holds %q", data)
+	}
+
+	// A named pipe is neither replaced nor waited on.
+	pipe := filepath.Join(env.dir, "pipe")
+	if err := syscall.Mkfifo(pipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const pipeErr = "pipe is a named pipe, not a regular file"
+	if err := env.ws.WriteFile("pipe", []byte("x")); err == nil || err.Error() != pipeErr {
+		info, _ := os.Lstat(pipe)
+		t.Errorf("WriteFile(pipe), a named pipe: error %v, and pipe is now %v; want the error %q, the pipe untouched", err, ch08Kind(info), pipeErr)
+	}
+	returned, err := ch08NoWait(t, pipe, func() error {
+		_, err := env.ws.Edit("pipe", "a", "b")
+		return err
+	})
+	switch {
+	case !returned:
+		t.Errorf("Edit(pipe), a named pipe: no answer within %v, until the test opened the pipe for writing; read the file with readText, which opens without blocking", ch08Guard)
+	case err == nil || err.Error() != pipeErr:
+		t.Errorf("Edit(pipe), a named pipe: error %v; want %q", err, pipeErr)
+	}
+}
+
+// ch08Kind names the type of a file, for messages.
+func ch08Kind(info fs.FileInfo) string {
+	switch {
+	case info == nil:
+		return "gone"
+	case info.Mode()&fs.ModeSymlink != 0:
+		return "a link"
+	case info.Mode()&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case info.Mode().IsRegular():
+		return "a regular file"
+	}
+	return info.Mode().Type().String()
+}
+
+func TestLab8_3_写入编辑_Exact(t *testing.T) {
+	defer guardLab(t)
+	env := ch08Setup(t, WorkspaceOptions{})
+	cases := []struct {
+		name, content, old, new, want string
+	}{
+		{"white space at the ends of lines and texts", "keep  \n\tindent\t\n", "\tindent\t\n", "\tindent\t\nadded  \n", "keep  \n\tindent\t\nadded  \n"},
+		{"CRLF line breaks", "one\r\nport: 1\r\nthree\r\n", "port: 1", "port: 2", "one\r\nport: 2\r\nthree\r\n"},
+	}
+	for _, c := range cases {
+		file := filepath.Join(env.dir, "f.txt")
+		ch08WriteFile(t, file, c.content)
+		if _, err := env.ws.Edit("f.txt", c.old, c.new); err != nil {
+			t.Errorf("%s: Edit(%q → %q) in %q: %v", c.name, c.old, c.new, c.content, err)
+			continue
+		}
+		if data, _ := os.ReadFile(file); string(data) != c.want {
+			t.Errorf("%s: Edit(%q → %q) in %q gives %q; want %q: every byte is kept as it is, none trimmed or normalised", c.name, c.old, c.new, c.content, data, c.want)
+		}
+	}
+
+	// An edit replaces the file: another hard link to the old file keeps the old content.
+	config := filepath.Join(env.dir, "config.yaml")
+	ch08WriteFile(t, config, "port: 8080\n")
+	backup := filepath.Join(env.dir, "config.bak")
+	if err := os.Link(config, backup); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := env.ws.Edit("config.yaml", "8080", "9090"); err != nil {
+		t.Fatalf("Edit(config.yaml): %v", err)
+	}
+	data, _ := os.ReadFile(config)
+	kept, _ := os.ReadFile(backup)
+	if string(kept) != "port: 8080\n" {
+		t.Errorf("after Edit(config.yaml), config.bak, a hard link to the old file, holds %q; want the old content: the edit rewrote the file in place, instead of writing a new file and renaming it over", kept)
+	}
+	if string(data) != "port: 9090\n" {
+		t.Errorf("after Edit(config.yaml), it holds %q; want \"port: 9090\\n\"", data)
+	}
 }
 
 func TestLab8_3_写入编辑_Edit(t *testing.T) {
@@ -709,6 +1121,31 @@ func ch08Run(t *testing.T, ctx context.Context, ws *Workspace, command string, t
 	}
 }
 
+// ch08Forever returns a command that runs until the test ends: cat of .forever, a named pipe in
+// the workspace dir that the test holds open for writing and closes in its cleanup. Unlike
+// sleep 1000 it cannot outlive the test, whatever the RunCommand under test does: when the test
+// ends (or its process dies), every cat of the pipe reads the pipe's end and exits. A signal stops
+// it as it would stop sleep. The command names the pipe relative to the workspace, so that
+// messages that show the command are the same from run to run.
+func ch08Forever(t *testing.T, dir string) string {
+	t.Helper()
+	fifo := filepath.Join(dir, ".forever")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0) // does not wait: r is a reader
+	r.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return "cat .forever"
+}
+
 func TestLab8_4_命令_Basics(t *testing.T) {
 	defer guardLab(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
@@ -744,6 +1181,11 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 	if err := syscall.Mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { // a shell still waiting at the gate gets through it and ends
+		if f, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
 	guard, cancel := context.WithTimeout(ctx, ch08Guard/2) // well before ch08Run gives up
 	defer cancel()
 	var mu sync.Mutex
@@ -778,13 +1220,14 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	ctx := context.Background()
+	forever := ch08Forever(t, env.dir)
 
 	// A command that never exits is stopped when its time runs out: SIGTERM ends it. The time may
 	// run out before bash has printed anything on a busy machine, so the output is "started\n"
 	// or nothing.
-	res := ch08Run(t, ctx, env.ws, "echo started; sleep 1000; echo never", 200*time.Millisecond, nil)
+	res := ch08Run(t, ctx, env.ws, "echo started; "+forever+"; echo never", 200*time.Millisecond, nil)
 	if !res.TimedOut || res.Signal != "SIGTERM" || (res.Output != "started\n" && res.Output != "") || res.OutputLeftOpen {
-		t.Errorf("sleep 1000 with a 200ms timeout: %+v; want TimedOut, signal SIGTERM, the output closed", res)
+		t.Errorf("a command that never ends, with a 200ms timeout: timed out %v, signal %q, output left open %v; want TimedOut, signal SIGTERM, the output closed\n%s", res.TimedOut, res.Signal, res.OutputLeftOpen, ch08Result(res))
 	}
 	if !strings.Contains(res.Text(), "[timed out") || !strings.Contains(res.Text(), "SIGTERM") {
 		t.Errorf("Text() = %q; want it to say the command timed out and how it ended", res.Text())
@@ -793,13 +1236,13 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 	// Cancelling the context stops the whole group, the sleeping child too.
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	res = ch08Run(t, cctx, env.ws, "echo started; sleep 1000 & wait; echo never", time.Minute, func(text string) {
+	res = ch08Run(t, cctx, env.ws, "echo started; "+forever+" & wait; echo never", time.Minute, func(text string) {
 		if strings.Contains(text, "started") {
 			cancel()
 		}
 	})
 	if !res.Cancelled || res.TimedOut || res.Signal != "SIGTERM" || res.Output != "started\n" || res.OutputLeftOpen {
-		t.Errorf("a cancelled command: %+v; want Cancelled, signal SIGTERM, output \"started\\n\", the output closed", res)
+		t.Errorf("a cancelled command: cancelled %v, timed out %v, signal %q, output %q, output left open %v; want Cancelled, signal SIGTERM, output \"started\\n\", the output closed", res.Cancelled, res.TimedOut, res.Signal, res.Output, res.OutputLeftOpen)
 	}
 	if !strings.Contains(res.Text(), "[cancelled") {
 		t.Errorf("Text() = %q; want it to say the command was cancelled", res.Text())
@@ -809,13 +1252,28 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 	// trap is in place, which the command reports by printing "started".
 	tctx, tcancel := context.WithCancel(ctx)
 	defer tcancel()
-	res = ch08Run(t, tctx, env.ws, "trap '' TERM; echo started; sleep 1000", time.Minute, func(text string) {
+	res = ch08Run(t, tctx, env.ws, "trap '' TERM; echo started; "+forever, time.Minute, func(text string) {
 		if strings.Contains(text, "started") {
 			tcancel()
 		}
 	})
 	if !res.Cancelled || res.Signal != "SIGKILL" || res.OutputLeftOpen {
-		t.Errorf("a command that ignores SIGTERM: %+v; want Cancelled and signal SIGKILL (SIGTERM first, then SIGKILL)", res)
+		t.Errorf("a command that ignores SIGTERM: cancelled %v, signal %q, output left open %v; want Cancelled and signal SIGKILL (SIGTERM first, then SIGKILL)\n%s", res.Cancelled, res.Signal, res.OutputLeftOpen, ch08Result(res))
+	}
+
+	// timeout 0 means the workspace's CommandTimeout. The test cancels the run after
+	// ch08Guard/2, so that a command that went on anyway ends.
+	short := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second, CommandTimeout: 200 * time.Millisecond})
+	gctx, gcancel := context.WithCancel(ctx)
+	defer gcancel()
+	guard := time.AfterFunc(ch08Guard/2, gcancel)
+	defer guard.Stop()
+	res = ch08Run(t, gctx, short.ws, ch08Forever(t, short.dir), 0, nil)
+	switch {
+	case res.Cancelled:
+		t.Errorf("a command that never ends, with timeout 0 on a workspace whose CommandTimeout is 200ms: still running after %v, when the test cancelled it; timeout 0 means the workspace's CommandTimeout", ch08Guard/2)
+	case !res.TimedOut || res.Signal != "SIGTERM":
+		t.Errorf("a command that never ends, with timeout 0 on a workspace whose CommandTimeout is 200ms: timed out %v, signal %q; want TimedOut and signal SIGTERM\n%s", res.TimedOut, res.Signal, ch08Result(res))
 	}
 }
 
@@ -825,9 +1283,10 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	// The shell starts a child that would sleep for a long time, and exits at once. The child is
 	// stopped with its group: the tool returns, the output closed by the child's end.
-	res := ch08Run(t, context.Background(), env.ws, "sleep 1000 & echo $! > child.pid; echo started", time.Minute, nil)
+	forever := ch08Forever(t, env.dir)
+	res := ch08Run(t, context.Background(), env.ws, forever+" & echo started", time.Minute, nil)
 	if res.Failed() || res.Output != "started\n" || res.OutputLeftOpen {
-		t.Errorf("a command that forks a child and exits: %+v; want exit 0, output \"started\\n\", and the child stopped with the group", res)
+		t.Errorf("a command that forks a child and exits: failed %v, output %q, output left open %v; want exit 0, output \"started\\n\", and the child stopped with the group\n%s", res.Failed(), res.Output, res.OutputLeftOpen, ch08Result(res))
 	}
 	// A process that leaves the group (setsid) cannot be stopped with it; the tool stops reading
 	// its output after the grace instead of waiting for it.
@@ -835,15 +1294,9 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 		t.Logf("no setsid command here (%v): the part about a process that leaves its group is left out", err)
 		return
 	}
-	res = ch08Run(t, context.Background(), env.ws, "setsid sh -c 'echo $$ > daemon.pid; exec sleep 1000' & sleep 0; echo started; while [ ! -s daemon.pid ]; do sleep 0.01; done", time.Minute, nil)
-	if data, err := os.ReadFile(filepath.Join(env.dir, "daemon.pid")); err == nil {
-		var pid int
-		if _, err := fmt.Sscan(string(data), &pid); err == nil && pid > 0 {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	}
+	res = ch08Run(t, context.Background(), env.ws, "setsid sh -c \"echo \\$\\$ > daemon.pid; exec "+forever+"\" & echo started; while [ ! -s daemon.pid ]; do sleep 0.01; done", time.Minute, nil)
 	if !res.OutputLeftOpen || res.Failed() || !strings.Contains(res.Text(), "kept its output open") {
-		t.Errorf("a command whose child left the group: %+v; want OutputLeftOpen and a note in the text", res)
+		t.Errorf("a command whose child left the group: output left open %v, failed %v; want OutputLeftOpen and a note in the text\n%s", res.OutputLeftOpen, res.Failed(), ch08Result(res))
 	}
 }
 
@@ -876,26 +1329,112 @@ func TestLab8_4_命令_HugeOutput(t *testing.T) {
 	if grew := stats1.TotalAlloc - stats0.TotalAlloc; grew > 32<<20 {
 		t.Errorf("100 MB of output allocated more than 32 MB (%s); the output must take bounded memory", ch08Size(grew))
 	}
-	if reported != 4096 || reports > 200 {
-		t.Errorf("progress: %d reports, %d bytes of output; want the 4096 head bytes and a note per MiB after them", reports, reported)
+	if reported != 4096 {
+		t.Errorf("progress reported %d bytes of the output; want the 4096 bytes of the head, each piece as it arrives", reported)
+	}
+	if reports > 200 {
+		t.Errorf("progress: more than 200 reports for 100 MB; want the pieces of the head and one note per MiB after them\n(%d reports)", reports)
 	}
 
 	// The pipe hands over big chunks; a chatty command writes many small ones. 10 MB in writes
-	// of 100 bytes must take bounded memory too.
+	// of 100 bytes, numbered lines, must take bounded memory too, and the tail is the last 4096
+	// bytes, gathered from 41 writes, in order.
 	out := newCappedOutput(4096, 4096, nil)
-	line := []byte(strings.Repeat("y", 99) + "\n")
+	line := make([]byte, 100)
 	runtime.ReadMemStats(&stats0)
-	for range 100_000 {
-		out.Write(line)
+	for i := 1; i <= 100_000; i++ {
+		out.Write(ch08NumberedLine(line, i))
 	}
 	runtime.ReadMemStats(&stats1)
 	if grew := stats1.TotalAlloc - stats0.TotalAlloc; grew > 1<<20 {
 		t.Errorf("10 MB in writes of 100 bytes allocated more than 1 MB (%s); the tail keeps only its last bytes, in bounded memory", ch08Size(grew))
 	}
 	text, all, omitted := out.result()
-	if all != 10_000_000 || omitted != 10_000_000-8192 || !strings.HasSuffix(text, strings.Repeat("y", 99)+"\n") {
-		t.Errorf("10 MB in small writes: total %d, omitted %d; want 10000000 and %d, ending with the last line", all, omitted, 10_000_000-8192)
+	if all != 10_000_000 || omitted != 10_000_000-8192 {
+		t.Errorf("10 MB in small writes: total %d, omitted %d; want 10000000 and %d", all, omitted, 10_000_000-8192)
 	}
+	var first, last []byte
+	for i := 1; i <= 41; i++ {
+		first = append(first, ch08NumberedLine(make([]byte, 100), i)...)
+	}
+	for i := 100_000 - 40; i <= 100_000; i++ {
+		last = append(last, ch08NumberedLine(make([]byte, 100), i)...)
+	}
+	wantText := string(first[:4096]) + "\n[... 9991808 bytes omitted ...]\n" + string(last[len(last)-4096:])
+	if text != wantText {
+		head, tail, _ := strings.Cut(text, "[...")
+		t.Errorf("10 MB in writes of 100 bytes: the kept output is not the first 4096 bytes, the marker and the last 4096 bytes in the order they were written\n head ends %q, tail ends %q", ch08Ends(head), ch08Ends(tail))
+	}
+}
+
+// ch08NumberedLine fills line, 100 bytes, with i in 99 digits and a line break.
+func ch08NumberedLine(line []byte, i int) []byte {
+	for p := 98; p >= 0; p-- {
+		line[p] = byte('0' + i%10)
+		i /= 10
+	}
+	line[99] = '\n'
+	return line
+}
+
+// ch08Ends shows the last 24 bytes of s.
+func ch08Ends(s string) string {
+	return s[max(len(s)-24, 0):]
+}
+
+func TestLab8_4_命令_Env(t *testing.T) {
+	defer guardLab(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	t.Setenv("OPENAI_API_KEY", "sk-tinypi-test-not-for-commands")
+	t.Setenv("DATABASE_URL", "postgres://agent:hunter2@db/prod")
+	t.Setenv("LANG", "C.UTF-8")
+	t.Setenv("TZ", "UTC")
+	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second, CommandEnv: []string{"GREETING=hello", "TZ=Asia/Shanghai"}})
+	res := ch08Run(t, context.Background(), env.ws, "env", 0, nil)
+	seen := map[string]string{}
+	for _, line := range strings.Split(res.Output, "\n") {
+		if name, value, ok := strings.Cut(line, "="); ok {
+			seen[name] = value
+		}
+	}
+	const allowed = "PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TERM, TMPDIR and TZ from the agent, then the workspace's CommandEnv"
+	if strings.Contains(res.Output, "sk-tinypi-test") {
+		t.Errorf("a command saw OPENAI_API_KEY, the agent's API key; a command sees only %s", allowed)
+	}
+	if strings.Contains(res.Output, "hunter2") {
+		t.Errorf("a command saw DATABASE_URL, a password whose name does not say so; a command sees only %s", allowed)
+	}
+	var others []string
+	for name := range seen {
+		switch name {
+		case "PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ", "GREETING":
+		case "PWD", "SHLVL", "_", "OLDPWD": // bash sets these itself
+		case "__CF_USER_TEXT_ENCODING": // and macOS this one, in every process
+		default:
+			others = append(others, name)
+		}
+	}
+	if len(others) > 0 {
+		slices.Sort(others)
+		t.Errorf("a command saw variables of the agent beyond the allowed ones: %s; a command sees only %s", strings.Join(others, ", "), allowed)
+	}
+	if seen["GREETING"] != "hello" {
+		t.Errorf("a command saw GREETING=%q; want \"hello\", from the workspace's CommandEnv", seen["GREETING"])
+	}
+	if seen["TZ"] != "Asia/Shanghai" {
+		t.Errorf("a command saw TZ=%q; want \"Asia/Shanghai\": the workspace's CommandEnv wins over the agent's TZ=UTC", seen["TZ"])
+	}
+	for _, name := range []string{"PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR"} {
+		value, set := os.LookupEnv(name)
+		if got, ok := seen[name]; ok != set || got != value {
+			t.Errorf("a command saw %s=%q (set: %v); want the agent's %q (set: %v)", name, got, ok, value, set)
+		}
+	}
+}
+
+// ch08Result writes a CommandResult on one line, for the second line of a failure.
+func ch08Result(res CommandResult) string {
+	return fmt.Sprintf("result: %+v", res)
 }
 
 // ch08Size describes an amount of memory roughly, so that a failure message is the same from run
@@ -988,7 +1527,7 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 	defer guardLab(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
-	before := ch08Snapshot(t, env.outside)
+	before := env.outsideSnapshot(t)
 	registry := MustRegistry(env.ws.Tools()...)
 	call := func(id, name, args string) AssistantMessage {
 		return AssistantMessage{Content: []ContentBlock{ToolCall{ID: id, Name: name, Arguments: args}}, StopReason: StopReasonToolUse}
@@ -1058,5 +1597,43 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 	if progress.String() != "- a\n- a\n- B\n" {
 		t.Errorf("progress events carry %q; want the bash output as it arrived, \"- a\\n- a\\n- B\\n\"", progress.String())
 	}
-	ch08Unchanged(t, "the run", env.outside, before)
+	ch08Unchanged(t, "the run", env, before)
+}
+
+func TestLab8_5_接入循环_Timeout(t *testing.T) {
+	defer guardLab(t)
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	// bash runs a command that never ends: once with "timeout": 0.25 on a workspace whose
+	// CommandTimeout is a minute, once without a timeout on a workspace whose CommandTimeout is
+	// 250ms. Each must time out; the test cancels a call after ch08Guard/2 so that a command that
+	// went on anyway ends.
+	cases := []struct {
+		what, args  string
+		wsTimeout   time.Duration
+		wantMeaning string
+	}{
+		{`"timeout": 0.25 on a workspace whose CommandTimeout is 1m`, `{"command":%q,"timeout":0.25}`, time.Minute,
+			"0.25 seconds is 250ms; converting the seconds to a time.Duration must keep the fraction"},
+		{`no timeout on a workspace whose CommandTimeout is 250ms`, `{"command":%q}`, 250 * time.Millisecond,
+			"a call without a timeout passes 0 to RunCommand, which takes the workspace's CommandTimeout"},
+	}
+	for _, c := range cases {
+		env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second, CommandTimeout: c.wsTimeout})
+		registry := MustRegistry(env.ws.Tools()...)
+		ctx, cancel := context.WithCancel(context.Background())
+		guard := time.AfterFunc(ch08Guard/2, cancel)
+		call := ToolCall{ID: "b", Name: "bash", Arguments: fmt.Sprintf(c.args, ch08Forever(t, env.dir))}
+		result := ExecuteToolCall(ctx, call, registry, ToolExecContext{})
+		guard.Stop()
+		cancel()
+		ch08FailOnPending(t, []Message{result})
+		text := TextOf(result.Content)
+		const want = "[timed out: the command's process group was stopped; killed by signal SIGTERM]"
+		switch {
+		case strings.HasPrefix(text, "[cancelled"):
+			t.Errorf("bash with %s: still running after %v, when the test cancelled it; %s", c.what, ch08Guard/2, c.wantMeaning)
+		case !result.IsError || text != want:
+			t.Errorf("bash with %s: error %v, text %q; want an error result %q", c.what, result.IsError, text, want)
+		}
+	}
 }

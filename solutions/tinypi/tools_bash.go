@@ -80,19 +80,24 @@ func (r CommandResult) Text() string {
 // RunCommand returned. The error is for a command that could not start; how it ended is in
 // the result.
 //
+// A command sees only a small environment (commandEnv): PATH, HOME, USER, LANG, LC_ALL,
+// LC_CTYPE, TERM, TMPDIR and TZ from the agent's own environment, when set there, then the
+// workspace's CommandEnv. Everything else the agent has, API keys included, stays with the
+// agent.
+//
 // The workspace confines the file tools, not the shell: a command can name any path. Run the
 // tools in a container or as a user with few rights when that matters.
 func (w *Workspace) RunCommand(ctx context.Context, command string, timeout time.Duration, progress func(text string)) (CommandResult, error) {
 	if strings.TrimSpace(command) == "" {
 		return CommandResult{}, errors.New("command is empty")
 	}
-	if timeout <= 0 {
-		timeout = w.opts.CommandTimeout
-	}
 	if err := ctx.Err(); err != nil {
 		return CommandResult{Cancelled: true, ExitCode: -1}, nil
 	}
 	//lab:begin 8.4
+	if timeout <= 0 {
+		timeout = w.opts.CommandTimeout
+	}
 	out := newCappedOutput(w.opts.OutputHead, w.opts.OutputTail, progress)
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -101,6 +106,7 @@ func (w *Workspace) RunCommand(ctx context.Context, command string, timeout time
 	defer pr.Close()
 	cmd := exec.Command("bash", "-c", command)
 	cmd.Dir = w.dir
+	cmd.Env = commandEnv(os.Environ(), w.opts.CommandEnv)
 	cmd.Stdout, cmd.Stderr = pw, pw
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
@@ -145,6 +151,26 @@ func (w *Workspace) RunCommand(ctx context.Context, command string, timeout time
 	res.ExitCode, res.Signal = exitStatus(waitErr)
 	res.Output, res.TotalBytes, res.OmittedBytes = out.result()
 	return res, nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// commandEnv returns the environment of a command: the entries of environ (the agent's own,
+// as os.Environ gives it) whose names are PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TERM, TMPDIR
+// or TZ, in their order, then every entry of extra (the workspace's CommandEnv). exec.Cmd keeps
+// the last of two entries with the same name, so an entry of extra wins over the agent's.
+func commandEnv(environ, extra []string) []string {
+	//lab:begin 8.4
+	var env []string
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR", "TZ":
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
 	//lab:stub
 	//	panic(LAB_PENDING)
 	//lab:end

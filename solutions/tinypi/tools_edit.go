@@ -14,9 +14,24 @@ import (
 
 // WriteFile writes data to a file of the workspace, creating the directories it needs. The
 // write is atomic: the data goes to a new file beside the target, which is then renamed over
-// it, so a reader sees the old content or the new, never half of it, and a write that fails
-// leaves the old file as it was and no stray file behind. A file that already existed keeps its
-// permission bits (a script stays executable).
+// it, so a reader sees the old content or the new, never half of it, other hard links to the old
+// file keep the old content, and a write that fails leaves the old file as it was and no stray
+// file behind. The temporary file's name has the same length whatever the target's (see
+// writeTempName), so every name the file system allows can be written.
+//
+// A new file gets mode 0644 less the process's umask, as os.WriteFile would give it; a file that
+// already existed keeps its permission bits exactly, also bits the umask would clear (a script
+// stays executable, a group-writable file stays group-writable).
+//
+// Only a regular file is replaced. The last name of the path must not be a symbolic link: write
+// (and edit, which writes with WriteFile) neither follows it nor replaces it, and the error
+// names the link's target, so that the caller can change that file instead. A directory, a named
+// pipe or another special file is refused too (notRegular). Links in the names before the last
+// are followed, as long as they stay inside the workspace.
+//
+// An error names the file as the caller gave it, never the temporary file: a failure of a step
+// on the temporary file (create, write, chmod, sync, close, rename) is returned through
+// writeError, as "write NAME: " and the system's reason.
 func (w *Workspace) WriteFile(name string, data []byte) error {
 	//lab:begin 8.3
 	p, err := LocalPath(name)
@@ -28,18 +43,25 @@ func (w *Workspace) WriteFile(name string, data []byte) error {
 		return err
 	}
 	perm, existed := os.FileMode(0o644), false
-	if info, err := w.Stat(p); err == nil {
-		if info.IsDir() {
-			return fmt.Errorf("%s is a directory, not a file", name)
+	if info, err := w.Lstat(p); err == nil {
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := w.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%s is a symbolic link to %s; write and edit do not follow links: change the file it points to instead", name, target)
+		case !info.Mode().IsRegular():
+			return notRegular(name, info.Mode())
 		}
 		perm, existed = info.Mode().Perm(), true
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err // a link that points out, for one
+		return err // a link before the last name that points out, for one
 	}
-	tmp := path.Join(dir, fmt.Sprintf(".%s.%d.tmp", path.Base(p), 1e18+rand.Int64N(8e18)))
+	tmp := path.Join(dir, writeTempName())
 	f, err := w.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return err
+		return writeError(name, err)
 	}
 	_, err = f.Write(data)
 	if err == nil && existed {
@@ -56,12 +78,35 @@ func (w *Workspace) WriteFile(name string, data []byte) error {
 	}
 	if err != nil {
 		_ = w.Remove(tmp)
-		return err
+		return writeError(name, err)
 	}
 	return nil
 	//lab:stub
 	//	panic(LAB_PENDING)
 	//lab:end
+}
+
+// writeTempName returns a fresh name for WriteFile's temporary file: hidden, random (two writes
+// never meet) and always 29 bytes long. A name built from the target's, such as
+// ".NAME.123.tmp", would be longer than the 255 bytes a name may have when NAME has more than 230.
+func writeTempName() string {
+	return fmt.Sprintf(".tinypi-%016x.tmp", rand.Uint64())
+}
+
+// writeError reports err, the failure of a step of WriteFile on its temporary file, as a failure
+// to write name, the file the caller asked for: "write NAME: " and the system's reason. The
+// temporary file's name would mean nothing to the caller. The reason stays wrapped, so
+// errors.Is(err, fs.ErrNotExist) and the like still hold.
+func writeError(name string, err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		err = pe.Err
+	case errors.As(err, &le):
+		err = le.Err
+	}
+	return &fs.PathError{Op: "write", Path: name, Err: err}
 }
 
 // EditResult is what an edit changed.
@@ -75,7 +120,10 @@ type EditResult struct {
 // Edit replaces oldText with newText in a text file of the workspace. oldText must occur in
 // the file exactly once, counting overlapping occurrences ("aba" occurs twice in "ababa"): a
 // missing or ambiguous match is an error that says how many matches there were, and the file
-// is not touched. The file is written with WriteFile, so atomically.
+// is not touched. The match is exact, byte for byte: line breaks ("\r\n" stays "\r\n") and
+// white space at the ends of lines and of the two texts are neither trimmed nor normalised,
+// and every byte outside the match is kept. The file is written with WriteFile, so atomically:
+// after an edit the path names a new file, and other hard links keep the old content.
 func (w *Workspace) Edit(name, oldText, newText string) (EditResult, error) {
 	//lab:begin 8.3
 	if oldText == "" {
@@ -106,18 +154,14 @@ func (w *Workspace) Edit(name, oldText, newText string) (EditResult, error) {
 	//lab:end
 }
 
-// readText reads a whole text file of the workspace; a binary file is refused.
+// readText reads a whole text file of the workspace, opened with openRegular (so a named pipe
+// or a directory is refused at once); a binary file is refused.
 func (w *Workspace) readText(name string) (string, error) {
-	f, err := w.Open(name)
+	f, err := w.openRegular(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil {
-		return "", err
-	} else if info.IsDir() {
-		return "", fmt.Errorf("%s is a directory, not a file", name)
-	}
 	data, err := io.ReadAll(f)
 	if err != nil {
 		return "", err

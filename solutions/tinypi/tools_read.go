@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -27,12 +30,9 @@ type ReadResult struct {
 }
 
 // Read returns up to limit lines of a text file of the workspace, starting at line offset
-// (counting from 1; 0 means 1). limit 0 means the workspace's ReadMaxLines. The text is also
-// capped at ReadMaxBytes: a window that would be longer ends at the last whole line that fits
-// (or, when the first line alone is longer, at a cut inside it), and Note says where to go on.
-// A file with a NUL byte near its start is binary and refused; so is a directory. The file is
-// read line by line: lines before the window are skipped, not kept, and reading stops at the
-// window's end.
+// (counting from 1; 0 means 1). limit 0 means the workspace's ReadMaxLines. The file is opened
+// with openRegular, so a directory, a named pipe or a device is refused at once, never waited
+// on, and its lines come from readLines, which reads the file only as far as the window needs.
 func (w *Workspace) Read(name string, offset, limit int) (ReadResult, error) {
 	//lab:begin 8.2
 	if offset < 0 || limit < 0 {
@@ -44,24 +44,78 @@ func (w *Workspace) Read(name string, offset, limit int) (ReadResult, error) {
 	if limit == 0 {
 		limit = w.opts.ReadMaxLines
 	}
-	f, err := w.Open(name)
+	f, err := w.openRegular(name)
 	if err != nil {
 		return ReadResult{}, err
 	}
 	defer f.Close()
-	if info, err := f.Stat(); err != nil {
-		return ReadResult{}, err
-	} else if info.IsDir() {
-		return ReadResult{}, fmt.Errorf("%s is a directory, not a file", name)
+	return readLines(f, name, offset, limit, w.opts.ReadMaxBytes)
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// openRegular opens a file of the workspace for reading and refuses, at once, whatever is not a
+// regular file. It opens with O_NONBLOCK: a plain open of a named pipe waits until another
+// process opens the pipe for writing, which may be never (on a regular file the flag changes
+// nothing). Then it asks the open file, not the path, what it is: a directory is refused with
+// "NAME is a directory, not a file", anything else that is not a regular file with
+// "NAME is a named pipe, not a regular file" (a socket, a device: see notRegular).
+func (w *Workspace) openRegular(name string) (*os.File, error) {
+	//lab:begin 8.2
+	f, err := w.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
 	}
-	br := bufio.NewReaderSize(f, 64*1024)
+	info, err := f.Stat()
+	if err == nil && !info.Mode().IsRegular() {
+		err = notRegular(name, info.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// notRegular is the error for name, whose mode is not that of a regular file.
+func notRegular(name string, mode fs.FileMode) error {
+	if mode.IsDir() {
+		return fmt.Errorf("%s is a directory, not a file", name)
+	}
+	kind := "a special file"
+	switch t := mode.Type(); {
+	case t&fs.ModeSymlink != 0:
+		kind = "a symbolic link"
+	case t&fs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case t&fs.ModeSocket != 0:
+		kind = "a socket"
+	case t&fs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("%s is %s, not a regular file", name, kind)
+}
+
+// readLines reads the window of Read from r, the content of the file called name: up to limit
+// lines from line offset (both at least 1), capped at maxBytes. It reads r only as far as the
+// window needs: lines before the window are skipped, not kept, and reading stops when the window
+// is full and one more byte was peeked, so past the window's end it reads at most one buffer of
+// its bufio.Reader (64 KiB), whatever the size of the file. Lines keep their bytes exactly, line
+// breaks ("\n" or "\r\n") and trailing white space included. A NUL byte in the first
+// binarySniffLen bytes means a binary file, which is refused.
+func readLines(r io.Reader, name string, offset, limit, maxBytes int) (ReadResult, error) {
+	//lab:begin 8.2
+	br := bufio.NewReaderSize(r, 64*1024)
 	if head, err := br.Peek(binarySniffLen); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
 		return ReadResult{}, err
 	} else if bytes.IndexByte(head, 0) >= 0 {
 		return ReadResult{}, fmt.Errorf("%s looks like a binary file (it has NUL bytes); read shows text files only", name)
 	}
 
-	maxBytes := w.opts.ReadMaxBytes
 	res := ReadResult{FirstLine: offset, LastLine: offset - 1}
 	var out []byte
 	for line := 1; ; line++ {

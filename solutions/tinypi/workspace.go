@@ -18,8 +18,13 @@ const MaxPathLength = 4096
 // Workspace is the one directory the coding tools may touch. Every file operation goes through
 // an os.Root opened on it, so a path the model gives can never reach a file outside: not with
 // "..", not with an absolute path, not through a symbolic link that points out, and not through
-// a link swapped in while the operation runs. The bash tool runs its commands with the workspace
-// as their working directory; a shell is not confined by this (see RunCommand).
+// a link swapped in while the operation runs.
+//
+// The workspace is the directory that was opened, not its path: when the directory is renamed
+// later, or its old path is replaced by another directory or a link (a command can do either),
+// the file tools go on working in the directory that was opened, wherever it now is. The bash
+// tool starts its commands at the workspace's path (Dir); a shell is not confined by the
+// workspace at all (see RunCommand).
 //
 // A Workspace is safe for concurrent use. Close it when the tools are no longer needed.
 type Workspace struct {
@@ -46,6 +51,11 @@ type WorkspaceOptions struct {
 	// and from its end; the bytes between are counted, not kept (defaults DefaultOutputHead and
 	// DefaultOutputTail).
 	OutputHead, OutputTail int
+	// CommandEnv holds "NAME=value" entries that commands see on top of the few variables they
+	// take from the agent's own environment (PATH, HOME, USER, LANG, LC_ALL, LC_CTYPE, TERM,
+	// TMPDIR and TZ; nothing else, so API keys stay with the agent). An entry here wins over a
+	// variable of the same name from the agent.
+	CommandEnv []string
 }
 
 // Defaults of WorkspaceOptions.
@@ -178,6 +188,20 @@ func (w *Workspace) MkdirAll(name string, perm fs.FileMode) error {
 	//lab:end
 }
 
+// Lstat describes a file of the workspace without following a symbolic link in the path's last
+// name (links in the names before it are followed, as long as they stay inside).
+func (w *Workspace) Lstat(name string) (fs.FileInfo, error) {
+	//lab:begin 8.1
+	p, err := LocalPath(name)
+	if err != nil {
+		return nil, err
+	}
+	return w.root.Lstat(p)
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
 // Rename renames a file of the workspace; both names are checked.
 func (w *Workspace) Rename(oldname, newname string) error {
 	//lab:begin 8.1
@@ -195,11 +219,25 @@ func (w *Workspace) Rename(oldname, newname string) error {
 	//lab:end
 }
 
-// Remove removes a file or an empty directory of the workspace.
+// Remove removes a file or an empty directory of the workspace. A symbolic link in the last name
+// is removed itself, not the file it points to.
 func (w *Workspace) Remove(name string) error {
+	//lab:begin 8.1
 	p, err := LocalPath(name)
 	if err != nil {
 		return err
 	}
 	return w.root.Remove(p)
+	//lab:stub
+	//	panic(LAB_PENDING)
+	//lab:end
+}
+
+// Readlink returns the target of a symbolic link of the workspace, as the link holds it.
+func (w *Workspace) Readlink(name string) (string, error) {
+	p, err := LocalPath(name)
+	if err != nil {
+		return "", err
+	}
+	return w.root.Readlink(p)
 }
