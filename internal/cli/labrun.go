@@ -61,7 +61,17 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	run := runPattern(labs)
 	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
 	started := time.Now()
-	report, err := gotest.Run(ctx, gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout})
+	opts := gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout}
+	overlay, removeOverlay := focusOverlay(root, ch) // focus.go
+	defer removeOverlay()
+	opts.Overlay = overlay
+	report, err := gotest.Run(ctx, opts)
+	if err == nil && overlay != "" && report.BuildFailed {
+		// The build without the other chapters' tests failed: build the whole package, whose
+		// errors are the ones the learner's own go test shows.
+		opts.Overlay = ""
+		report, err = gotest.Run(ctx, opts)
+	}
 	var envErr *gotest.EnvironmentError
 	switch {
 	case errors.As(err, &envErr):

@@ -67,6 +67,9 @@ type Options struct {
 	// Timeout, when set, is passed as -timeout: a test binary running longer panics, which
 	// the report shows as the running test's failure.
 	Timeout time.Duration
+	// Overlay, when set, is passed as -overlay: the name of a JSON file that replaces or hides
+	// source files for this run (`go help build`).
+	Overlay string
 	// SkipTestVet adds -vet=off: go test does not run the few vet checks it runs by default
 	// before the tests. For runs whose verdict is only the tests' (a mutant's), or that run
 	// the whole of go vet first (Vet).
@@ -196,6 +199,9 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	}
 	if opts.SkipTestVet || opts.Vet {
 		args = append(args, "-vet=off")
+	}
+	if opts.Overlay != "" {
+		args = append(args, "-overlay="+opts.Overlay)
 	}
 	switch {
 	case opts.Count > 1:

@@ -1,0 +1,66 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/testfiles"
+)
+
+// focusOverlay writes a go build overlay (`go help build`, -overlay) that hides the test files
+// of the practice directory root that the chapter's focused tests do not need
+// (testfiles.Needed), and returns its name and a function that removes it. A chapter's package
+// holds every earlier chapter's tests too, and compiling them was most of the time of an edit →
+// test cycle; the tests that run, and what they report, are the same without them. name is ""
+// when nothing can be hidden (a file does not parse, the chapter has no test file): run the
+// whole package then. The overlay file lives in the temporary directory, never in root.
+func focusOverlay(root string, ch *manifest.Chapter) (name string, remove func()) {
+	remove = func() {}
+	if ch.TestFile == "" {
+		return "", remove
+	}
+	matches, err := filepath.Glob(filepath.Join(root, "*_test.go"))
+	if err != nil {
+		return "", remove
+	}
+	files := map[string][]byte{}
+	for _, m := range matches {
+		src, err := os.ReadFile(m)
+		if err != nil {
+			return "", remove
+		}
+		files[filepath.Base(m)] = src
+	}
+	keep, ok := testfiles.Needed(files, ch.TestFile)
+	if !ok || len(keep) == len(files) {
+		return "", remove
+	}
+	overlay := struct {
+		Replace map[string]string
+	}{Replace: map[string]string{}}
+	for f := range files {
+		if !keep[f] {
+			abs, err := filepath.Abs(filepath.Join(root, f))
+			if err != nil {
+				return "", remove
+			}
+			overlay.Replace[abs] = "" // an empty replacement hides the file
+		}
+	}
+	data, err := json.Marshal(overlay)
+	if err != nil {
+		return "", remove
+	}
+	f, err := os.CreateTemp("", "course-focus-*.json")
+	if err != nil {
+		return "", remove
+	}
+	defer f.Close()
+	if _, err := f.Write(data); err != nil {
+		os.Remove(f.Name())
+		return "", remove
+	}
+	return f.Name(), func() { os.Remove(f.Name()) }
+}
