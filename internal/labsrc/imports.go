@@ -154,6 +154,10 @@ func selectorRoots(f *ast.File) map[string]bool {
 	return roots
 }
 
+// AssumedName is the package name an import path most likely has, as assumedName guesses it:
+// the name a file refers to the package by when its import names none.
+func AssumedName(importPath string) string { return assumedName(importPath) }
+
 // assumedName is the package name an import path most likely has: its last element, skipping a
 // major-version suffix (jsonschema/v6 → jsonschema), without a "go-" prefix, up to the first
 // character that cannot be in an identifier (yaml.v3 → yaml). A wrong guess is harmless: the
