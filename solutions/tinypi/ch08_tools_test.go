@@ -1281,12 +1281,15 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 	defer guardLab(t)
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
-	// The shell starts a child that would sleep for a long time, and exits at once. The child is
-	// stopped with its group: the tool returns, the output closed by the child's end.
+	// The shell starts a child that would run until the test ends, and exits at once. The child is
+	// stopped with its group: the tool returns, the output closed by the child's end. Each command
+	// first checks that it runs in the workspace (which holds .forever): one that runs elsewhere
+	// ends at once, the same way every time, and leaves no daemon.pid in another directory.
 	forever := ch08Forever(t, env.dir)
-	res := ch08Run(t, context.Background(), env.ws, forever+" & echo started", time.Minute, nil)
+	const inWorkspace = "[ -p .forever ] || exit 9; "
+	res := ch08Run(t, context.Background(), env.ws, inWorkspace+forever+" & echo started", time.Minute, nil)
 	if res.Failed() || res.Output != "started\n" || res.OutputLeftOpen {
-		t.Errorf("a command that forks a child and exits: failed %v, output %q, output left open %v; want exit 0, output \"started\\n\", and the child stopped with the group\n%s", res.Failed(), res.Output, res.OutputLeftOpen, ch08Result(res))
+		t.Errorf("a command that forks a child and exits: failed %v, output left open %v; want exit 0, output \"started\\n\", and the child stopped with the group (the output is on the next line: its order may vary)\n%s", res.Failed(), res.OutputLeftOpen, ch08Result(res))
 	}
 	// A process that leaves the group (setsid) cannot be stopped with it; the tool stops reading
 	// its output after the grace instead of waiting for it.
@@ -1294,7 +1297,7 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 		t.Logf("no setsid command here (%v): the part about a process that leaves its group is left out", err)
 		return
 	}
-	res = ch08Run(t, context.Background(), env.ws, "setsid sh -c \"echo \\$\\$ > daemon.pid; exec "+forever+"\" & echo started; while [ ! -s daemon.pid ]; do sleep 0.01; done", time.Minute, nil)
+	res = ch08Run(t, context.Background(), env.ws, inWorkspace+"setsid sh -c \"echo \\$\\$ > daemon.pid; exec "+forever+"\" & echo started; while [ ! -s daemon.pid ]; do sleep 0.01; done", time.Minute, nil)
 	if !res.OutputLeftOpen || res.Failed() || !strings.Contains(res.Text(), "kept its output open") {
 		t.Errorf("a command whose child left the group: output left open %v, failed %v; want OutputLeftOpen and a note in the text\n%s", res.OutputLeftOpen, res.Failed(), ch08Result(res))
 	}
