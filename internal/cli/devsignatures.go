@@ -48,7 +48,7 @@ var devSignaturesMessages = i18n.Catalog{
 		ZH: "  go run ./cmd/course dev signatures 07\n  go run ./cmd/course dev signatures",
 		EN: "  go run ./cmd/course dev signatures 07\n  go run ./cmd/course dev signatures",
 	},
-	"devsig.flag.parallel": {ZH: "同时运行的 go 命令数（0 表示默认：CPU 数加 2）", EN: "go commands run at once (0 means the default: the number of CPUs plus 2)"},
+	"devsig.flag.parallel": {ZH: "同时运行的 go 命令数（0 表示默认值）", EN: "go commands run at once (0 means the default)"},
 	"devsig.norepo":        {ZH: "找不到课程仓库：从 %[1]s 向上没有 module 为 %[2]s 的 go.mod。请在课程仓库里运行：\n  cd path/to/course && go run ./cmd/course dev signatures", EN: "the kit's repository was not found: no go.mod of module %[2]s above %[1]s. Run it inside the repository:\n  cd path/to/course && go run ./cmd/course dev signatures"},
 	"devsig.nosigs":        {ZH: "第 %s 章没有签名：它是观察章节，或者没有 mutant。", EN: "chapter %s has no signatures: it is an observe chapter or has no mutants."},
 	"devsig.wrote":         {ZH: "已写入 %s", EN: "wrote %s"},

@@ -185,7 +185,7 @@ var baseMessages = i18n.Catalog{
 			"by default tinypi-course/devcheck in the user's cache directory. --force proves every chapter again.",
 	},
 	"devcheck.example":       {ZH: "  course dev check\n  course dev check 07", EN: "  course dev check\n  course dev check 07"},
-	"devcheck.flag.parallel": {ZH: "同时运行的 go 命令数（0 表示默认：CPU 数加 2）", EN: "go commands run at once (0 means the default: the number of CPUs plus 2)"},
+	"devcheck.flag.parallel": {ZH: "同时运行的 go 命令数（0 表示默认）", EN: "go commands run at once (0 means the default)"},
 	"devcheck.flag.flakeruns": {ZH: "每章聚焦测试在 target 上用 -race 重复运行的次数（0 表示默认 50）",
 		EN: "how many -race runs of each chapter's focused tests on its target prove there is no flaky test (0 means the default, 50)"},
 	"devcheck.flag.force": {ZH: "重新证明每一章，不取缓存中的证明（CI 这样运行）",

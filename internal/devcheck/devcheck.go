@@ -28,7 +28,6 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -42,11 +41,8 @@ import (
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
-// DefaultParallel returns how many go commands run at once when Options.Parallel is 0: two more
-// than the machine has CPUs. Many jobs spend much of their time waiting rather than computing
-// (a go test run links, then runs one binary; chapter 08's tests wait for process groups to
-// end, a flake run repeats them fifty times), so one job per CPU leaves cores idle.
-func DefaultParallel() int { return runtime.NumCPU() + 2 }
+// DefaultParallel is how many go commands run at once when Options.Parallel is 0.
+const DefaultParallel = 2
 
 // testTimeout bounds each go test run, so that a stub that blocks instead of panicking fails its
 // check instead of hanging the whole dev check.
@@ -55,7 +51,7 @@ const testTimeout = 2 * time.Minute
 // Options selects the chapters to check and how.
 type Options struct {
 	Chapters []string  // chapter numbers ("7" or "07"); empty means all
-	Parallel int       // go commands run at once; 0 means DefaultParallel()
+	Parallel int       // go commands run at once; 0 means DefaultParallel
 	Out      io.Writer // one line per check as it finishes, then a summary; nil discards
 	// ASCII marks checks "ok" and "FAIL" instead of ✓ and ✗, for output that is not a terminal.
 	ASCII bool

@@ -32,7 +32,7 @@ type job struct {
 	run func(ctx context.Context, dir string) (record func(), err error)
 }
 
-// runJobs runs jobs, at most opts.Parallel (or DefaultParallel()) of those that use go at once,
+// runJobs runs jobs, at most opts.Parallel (or DefaultParallel) of those that use go at once,
 // taken in order of phase and then of jobs; the others each at once. Each job works in a
 // directory inside a temporary directory whose name starts with tmpPrefix; all of it is removed
 // at the end. The first error stops the other jobs and is returned, as is ctx's error when ctx
@@ -40,7 +40,7 @@ type job struct {
 func runJobs(ctx context.Context, what, tmpPrefix string, opts Options, jobs []job) error {
 	parallel := opts.Parallel
 	if parallel <= 0 {
-		parallel = DefaultParallel()
+		parallel = DefaultParallel
 	}
 	tmp, err := os.MkdirTemp("", tmpPrefix)
 	if err != nil {
