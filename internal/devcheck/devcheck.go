@@ -394,7 +394,7 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 		return fail("go build ./... failed:\n%s", clip(out)), nil
 	}
 	first := ch.Labs[0]
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
 	if err != nil {
 		return Check{}, err
 	}
@@ -418,7 +418,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	if err := t.Write(dir); err != nil {
 		return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
 	}
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
 	if err != nil {
 		return Check{}, err
 	}
@@ -536,7 +536,7 @@ func runMutant(ctx context.Context, t tree.Tree, ch *manifest.Chapter, m *manife
 		if err := t.Write(dir); err != nil {
 			return nil, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
 		}
-		return gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Run: lab.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
+		return gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
 	}
 	if pruned, ok := withTestsOf(t, ch.TestFile); ok {
 		small, err := run(pruned)

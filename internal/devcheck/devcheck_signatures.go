@@ -93,10 +93,10 @@ type mutantRun struct {
 }
 
 // rerunLab runs lab's tests again in dir, where a mutated tree already is, and returns the
-// failures. -count=1 makes go run them rather than replay its cached result.
+// failures, built as the mutant's first run was (runMutant); Fresh makes go run them rather
+// than replay its cached result.
 func rerunLab(ctx context.Context, dir string, lab *manifest.Lab) ([]signature.Failure, error) {
-	env := append(gotest.OfflineEnv(), "GOFLAGS=-mod=readonly -count=1")
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Run: lab.Pattern, Env: env, Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
 	if err != nil {
 		return nil, err
 	}

@@ -143,6 +143,41 @@ func TestRunPatternAndRace(t *testing.T) {
 	}
 }
 
+// gcflagsTest fails unless the binary was built with the -gcflags it names: go records the
+// flags of a build in the binary's build information.
+const gcflagsTest = `package m
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+func TestFlags(t *testing.T) {
+	info, _ := debug.ReadBuildInfo()
+	for _, s := range info.Settings {
+		if s.Key == "-gcflags" {
+			t.Logf("-gcflags=%s", s.Value)
+			if s.Value != "-N -l" {
+				t.Fatalf("-gcflags=%q", s.Value)
+			}
+			return
+		}
+	}
+	t.Fatal("no -gcflags")
+}
+`
+
+func TestRunUnoptimized(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": gcflagsTest})
+	for _, unoptimized := range []bool{true, false} {
+		report, err := Run(context.Background(), Options{Dir: dir, Unoptimized: unoptimized, Fresh: true, Env: OfflineEnv()})
+		require.NoError(t, err)
+		if report.OK() != unoptimized {
+			t.Errorf("Unoptimized %v: the test binary's -gcflags check passed %v, want %v\n%+v", unoptimized, report.OK(), unoptimized, report.Tests)
+		}
+	}
+}
+
 func TestRunBuildFailure(t *testing.T) {
 	dir := writeModule(t, map[string]string{
 		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { var n int = \"s\"; _ = n }\n",
