@@ -158,11 +158,21 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 		{"...", "..."},
 		{"a/b/c/", "a/b/c"},
 		{".", "."},
+		// A drive is a letter and a colon at the start; a colon anywhere else is part of a name.
+		{"notes:v2.txt", "notes:v2.txt"},
+		{"a/C:b", "a/C:b"},
+		{"ab:c", "ab:c"},
+		// Exactly MaxPathLength bytes is not longer than the limit.
+		{strings.Repeat("a/", 2047) + "ab", strings.Repeat("a/", 2047) + "ab"},
 	}
 	for _, c := range allowed {
 		got, err := LocalPath(c.in)
 		if err != nil || got != c.want {
-			t.Errorf("LocalPath(%q) = %q, %v; want %q, nil (this path stays inside the workspace)", c.in, got, err, c.want)
+			name, want := c.in, c.want
+			if len(name) > 40 {
+				name, want = name[:40]+"…", want[:40]+"…"
+			}
+			t.Errorf("LocalPath(%q) = %.40q, %v; want %q, nil (this path stays inside the workspace; a path of %d bytes is within the limit of %d)", name, got, err, want, len(c.in), MaxPathLength)
 		}
 	}
 	// Every refusal has its own sentence, word for word as the card gives it: the model reads
@@ -188,6 +198,15 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 		{"C:/Windows/win.ini", `path "C:/Windows/win.ini" names a Windows drive; give a path relative to the workspace`, false},
 		{"c:secret.txt", `path "c:secret.txt" names a Windows drive; give a path relative to the workspace`, false},
 		{strings.Repeat("a/", 2100), "path is 4200 bytes long; the limit is 4096", false},
+		{strings.Repeat("a", 4097), "path is 4097 bytes long; the limit is 4096", false},
+		// The length is counted in bytes: 1366 "文" are 4098 bytes (three each).
+		{strings.Repeat("文", 1366), "path is 4098 bytes long; the limit is 4096", false},
+		// The seven kinds are checked in the card's order: the first that matches gives the error.
+		{"/x\x00", `path "/x\x00" contains a NUL byte`, false},
+		{"/" + strings.Repeat("a", 4200), "path is 4201 bytes long; the limit is 4096", false},
+		{`/docs\guide.md`, `path "/docs\\guide.md" contains a backslash; separate names with "/"`, false},
+		{"C:/../../x", `path "C:/../../x" names a Windows drive; give a path relative to the workspace`, false},
+		{"/a/../../x", `path leaves the workspace: "/a/../../x" is absolute; give a path relative to the workspace`, true},
 	}
 	for _, c := range refused {
 		got, err := LocalPath(c.in)
@@ -196,11 +215,11 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 			name = name[:40] + "…"
 		}
 		if err == nil {
-			t.Errorf("LocalPath(%q) = %q, nil; want the error %q", name, got, c.want)
+			t.Errorf("LocalPath(%q) = %.40q, nil; want the error %q", name, got, c.want)
 			continue
 		}
 		if err.Error() != c.want {
-			t.Errorf("LocalPath(%q) error = %q; want %q", name, err, c.want)
+			t.Errorf("LocalPath(%q) error = %.120q; want %q (the card's seven kinds, checked in its order; N is the length in bytes)", name, err.Error(), c.want)
 		}
 		if errors.Is(err, ErrOutsideWorkspace) != c.outside {
 			t.Errorf("LocalPath(%q): errors.Is(err, ErrOutsideWorkspace) = %v, want %v", name, !c.outside, c.outside)
@@ -260,6 +279,7 @@ func ch08Links(t *testing.T, env *ch08Env) {
 
 func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 	defer guardLab(t)
+	ch08Umask(t, 0o022) // the modes of new directories below do not depend on the machine
 	env := ch08Setup(t, WorkspaceOptions{})
 	ch08Links(t, env)
 	abs := filepath.Join(env.outside, "secret.txt")
@@ -324,11 +344,32 @@ func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 		}
 		f.Close()
 	}
-	if err := env.ws.MkdirAll("made/deeper", 0o755); err != nil {
+	// Each method does what the method of the same name on the os.Root does: Stat follows a
+	// link in the last name, MkdirAll creates with the mode it is given, Remove removes a file or
+	// an empty directory, never a directory with what is in it.
+	if info, err := env.ws.Stat("inner-link"); err != nil || !info.Mode().IsRegular() || info.Size() != int64(len("inside\n")) {
+		t.Errorf("Stat(inner-link), a link to docs/guide.md: %v, %v; want the file it points to, a regular file of 7 bytes (Stat follows a link, only Lstat does not)", ch08Kind(info), err)
+	}
+	if err := env.ws.MkdirAll("made/deeper", 0o750); err != nil {
 		t.Errorf("MkdirAll(made/deeper) inside the workspace: %v", err)
+	}
+	for _, name := range []string{"made", "made/deeper"} {
+		if info, err := os.Stat(filepath.Join(env.dir, name)); err != nil || info.Mode().Perm() != 0o750 {
+			var mode fs.FileMode
+			if info != nil {
+				mode = info.Mode()
+			}
+			t.Errorf("after MkdirAll(made/deeper, 0750) with the umask 022, %s is %v, %v; want drwxr-x---: MkdirAll creates with the mode it is given", name, mode, err)
+		}
 	}
 	if err := env.ws.Rename("docs/guide.md", "made/guide.md"); err != nil {
 		t.Errorf("Rename inside the workspace: %v", err)
+	}
+	if err := env.ws.Remove("made"); err == nil {
+		t.Errorf("Remove(made), a directory holding deeper and guide.md: no error; Remove removes a file or an empty directory only")
+	}
+	if names := ch08DirNames(t, filepath.Join(env.dir, "made")); !cmp.Equal(names, []string{"deeper", "guide.md"}) {
+		t.Errorf("after Remove(made), made holds %q; want deeper and guide.md, untouched", names)
 	}
 	if info, err := env.ws.Lstat("inner-link"); err != nil || info.Mode()&fs.ModeSymlink == 0 {
 		t.Errorf("Lstat(inner-link) = %v, %v; want the link itself, not the file it points to", info, err)
