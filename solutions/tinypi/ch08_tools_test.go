@@ -22,6 +22,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -610,6 +611,26 @@ func TestLab8_2_读取_Caps(t *testing.T) {
 		t.Errorf("Read(rows.txt, offset 7) = %+v, %v; want to go on at row 07", got, err)
 	}
 
+	// The cap counts every byte of the text, line breaks included, and a text of exactly the cap
+	// is not over it.
+	ch08WriteFile(t, filepath.Join(env.dir, "exact.txt"), strings.Repeat("seven..\n", 8)+"ninth\n") // 8 lines of 8 bytes
+	ch08WriteFile(t, filepath.Join(env.dir, "breaks.txt"), strings.Repeat("twelve bytes\n", 5))     // 5 lines of 13 bytes
+	caps := []struct {
+		name, file string
+		want       ReadResult
+	}{
+		{"lines that fill the cap exactly are kept", "exact.txt", ReadResult{Text: strings.Repeat("seven..\n", 8), FirstLine: 1, LastLine: 8, Truncated: true, NextOffset: 9,
+			Note: "[output capped at 64 bytes after line 8; read on with offset=9]"}},
+		{"the line breaks count towards the cap", "breaks.txt", ReadResult{Text: strings.Repeat("twelve bytes\n", 4), FirstLine: 1, LastLine: 4, Truncated: true, NextOffset: 5,
+			Note: "[output capped at 64 bytes after line 4; read on with offset=5]"}},
+	}
+	for _, c := range caps {
+		got, err := env.ws.Read(c.file, 0, 0)
+		if diff := cmp.Diff(c.want, got); diff != "" || err != nil {
+			t.Errorf("%s: Read(%s) with a 64-byte cap = %s, %v; want %s (never over the cap, every byte counted; reaching it is fine)", c.name, c.file, ch08Window(got), err, ch08Window(c.want))
+		}
+	}
+
 	// A first line longer than the cap is cut inside it, never inside a character: 64 bytes end
 	// in the middle of the 22nd "中" (3 bytes each), so the text is 21 of them, 63 bytes.
 	long := strings.Repeat("中", 30) + "\nnext\n" // 90 bytes, then a second line
@@ -637,9 +658,11 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 	env := ch08Setup(t, WorkspaceOptions{})
 	ch08WriteFile(t, filepath.Join(env.dir, "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	ch08WriteFile(t, filepath.Join(env.dir, "docs", "a.md"), "a\n")
+	ch08WriteFile(t, filepath.Join(env.dir, "late-nul.txt"), strings.Repeat("a", 1000)+"\x00\n") // a NUL at byte 1000 < binarySniffLen
 	ch08Symlink(t, "../outside/secret.txt", filepath.Join(env.dir, "file-link"))
 	refusals := []struct{ name, want string }{
 		{"logo.png", "logo.png looks like a binary file (it has NUL bytes); read shows text files only"},
+		{"late-nul.txt", "late-nul.txt looks like a binary file (it has NUL bytes); read shows text files only"},
 		{"docs", "docs is a directory, not a file"},
 		{"missing.md", "no such file"},
 		{"file-link", "escapes"},
@@ -648,7 +671,7 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 	for _, r := range refusals {
 		got, err := env.ws.Read(r.name, 0, 0)
 		if err == nil {
-			t.Errorf("Read(%s) = %q, nil; want an error that says %q", r.name, got.Text, r.want)
+			t.Errorf("Read(%s) = %.60q, nil; want an error that says %q", r.name, got.Text, r.want)
 			continue
 		}
 		if !strings.Contains(err.Error(), r.want) {
@@ -677,6 +700,27 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 		t.Errorf("Read(pipe), a named pipe: %s, no error; want the error \"pipe is a named pipe, not a regular file\"", ch08Window(got))
 	case err.Error() != "pipe is a named pipe, not a regular file":
 		t.Errorf("Read(pipe), a named pipe: error %q; want \"pipe is a named pipe, not a regular file\"", err)
+	}
+
+	// A refused file is closed: a hundred refused reads of a directory leave no descriptor open.
+	// Linux lists a process's open descriptors in /proc/self/fd.
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for range 100 {
+			env.ws.Read("docs", 0, 0)
+		}
+		after, _ := os.ReadDir("/proc/self/fd")
+		if len(after) > len(fds)+10 {
+			t.Errorf("100 refused reads of the directory docs: %d open descriptors before, %d after; openRegular must close the file it refuses", len(fds), len(after))
+		}
+	}
+
+	// A device is not a regular file either: /dev/null, read through a workspace opened on /dev.
+	if dev, err := OpenWorkspace("/dev", WorkspaceOptions{}); err == nil {
+		defer dev.Close()
+		const want = "null is a device, not a regular file"
+		if got, err := dev.Read("null", 0, 0); err == nil || err.Error() != want {
+			t.Errorf("Read(null) in a workspace on /dev = %s, %v; want the error %q: whatever is not a regular file is refused", ch08Window(got), err, want)
+		}
 	}
 }
 
@@ -763,6 +807,18 @@ func TestLab8_2_读取_Big(t *testing.T) {
 		Note: "[lines 3-4 of endless.txt shown; the file goes on: read on with offset=5]"}
 	if diff := cmp.Diff(want, got); diff != "" || err != nil {
 		t.Errorf("readLines(endless.txt, 3, 2) = %s, %v; want %s", ch08Window(got), err, ch08Window(want))
+	}
+
+	// A reader that gives one byte at a time, and a first line that ends at byte binarySniffLen
+	// (8000): the look for NUL bytes buffered exactly that line, so when the window is full
+	// nothing is buffered, and only asking the reader (Peek(1)) tells that the file goes on.
+	firstLine := strings.Repeat("a", 7999) + "\n"
+	got, err = readLines(iotest.OneByteReader(strings.NewReader(firstLine+"b\n")), "slow.txt", 1, 1, DefaultReadMaxBytes)
+	want = ReadResult{Text: firstLine, FirstLine: 1, LastLine: 1, Truncated: true, NextOffset: 2,
+		Note: "[lines 1-1 of slow.txt shown; the file goes on: read on with offset=2]"}
+	if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		got.Text, want.Text = fmt.Sprintf("(%d bytes)", len(got.Text)), "(8000 bytes)"
+		t.Errorf("readLines(slow.txt, 1, 1) from a reader that gives one byte at a time = %s, %v; want %s (after the window, Peek(1) whether anything follows, even when nothing is buffered)", ch08Window(got), err, ch08Window(want))
 	}
 
 	// The first lines of a 64 MiB file (2000 lines, then zeros, stored sparse): Read must not load
