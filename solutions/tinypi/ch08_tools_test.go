@@ -876,6 +876,44 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 	if info, err := os.Stat(todo); err == nil && info.Mode().Perm() != 0o644 {
 		t.Errorf("the new file notes/2026/todo.md has mode %v; want -rw-r--r--, 0644 less the umask 022, as os.WriteFile would give it", info.Mode().Perm())
 	}
+	for _, name := range []string{"notes", "notes/2026"} {
+		if info, err := os.Stat(filepath.Join(env.dir, name)); err == nil && info.Mode().Perm() != 0o755 {
+			t.Errorf("the new directory %s has mode %v; want drwxr-xr-x, 0755 less the umask 022", name, info.Mode())
+		}
+	}
+
+	// Under other umasks too, a new file is 0644 less the umask and a new directory 0755 less the
+	// umask. The umask belongs to the whole process: a test that sets it must not run in parallel
+	// with tests that create files (none of this file's tests is parallel).
+	umasks := []struct {
+		mask              int
+		dir, file         string
+		dirMode, fileMode fs.FileMode
+	}{
+		{0o077, "private", "private/new.txt", 0o700, 0o600},
+		{0o002, "group", "group/new.txt", 0o755, 0o644},
+	}
+	for _, u := range umasks {
+		syscall.Umask(u.mask)
+		err := env.ws.WriteFile(u.file, []byte("x\n"))
+		syscall.Umask(0o022)
+		if err != nil {
+			t.Errorf("WriteFile(%s) with the umask %03o: %v", u.file, u.mask, err)
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			want fs.FileMode
+		}{{u.dir, u.dirMode | fs.ModeDir}, {u.file, u.fileMode}} {
+			if info, err := os.Stat(filepath.Join(env.dir, c.name)); err != nil || info.Mode() != c.want {
+				var got fs.FileMode
+				if info != nil {
+					got = info.Mode()
+				}
+				t.Errorf("with the umask %03o, the new %s is %v, %v; want %v: a new file is 0644 less the umask, a new directory 0755 less the umask (set no mode on a new file after creating it)", u.mask, c.name, got, err, c.want)
+			}
+		}
+	}
 
 	// Replacing a file puts a new file in its place (written beside it, then renamed), keeps its
 	// mode, and leaves nothing else behind.
@@ -935,11 +973,15 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(env.dir, "adir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.ws.WriteFile("adir", []byte("x")); err == nil || err.Error() != "adir is a directory, not a file" {
-		t.Errorf("WriteFile(adir) where adir is a directory: error %v; want \"adir is a directory, not a file\"", err)
+	// An error names the file as the model gave it, not as LocalPath cleaned it.
+	for _, name := range []string{"adir", "./adir", "bin/../adir"} {
+		want := name + " is a directory, not a file"
+		if err := env.ws.WriteFile(name, []byte("x")); err == nil || err.Error() != want {
+			t.Errorf("WriteFile(%s) where adir is a directory: error %v; want %q, the name as given", name, err, want)
+		}
 	}
-	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "notes", "share"}) {
-		t.Errorf("the workspace holds %q after the failed write; want adir, bin, notes, share", names)
+	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "group", "notes", "private", "share"}) {
+		t.Errorf("the workspace holds %q after the failed write; want adir, bin, group, notes, private, share", names)
 	}
 	ch08Symlink(t, "../outside", filepath.Join(env.dir, "link-out"))
 	ch08Symlink(t, "../outside/secret.txt", filepath.Join(env.dir, "file-link"))
@@ -973,9 +1015,11 @@ func TestLab8_3_写入编辑_Names(t *testing.T) {
 	if err := os.Remove(gone.dir); err != nil {
 		t.Fatal(err)
 	}
-	const want = "write notes.txt: no such file or directory"
-	if err := gone.ws.WriteFile("notes.txt", []byte("x")); err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("WriteFile(notes.txt) in a workspace whose directory was removed: the error is not %q wrapping fs.ErrNotExist; an error names the file asked for, never the temporary file\n got: %v", want, err)
+	for _, name := range []string{"notes.txt", "./notes.txt"} {
+		want := "write " + name + ": no such file or directory"
+		if err := gone.ws.WriteFile(name, []byte("x")); err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("WriteFile(%s) in a workspace whose directory was removed: the error is not %q wrapping fs.ErrNotExist; an error names the file asked for, as given, never the temporary file\n got: %v", name, want, err)
+		}
 	}
 }
 
@@ -1118,6 +1162,13 @@ func TestLab8_3_写入编辑_Edit(t *testing.T) {
 		stat, _ := os.Stat(file)
 		if string(data) != config || !os.SameFile(stat0, stat) {
 			t.Errorf("Edit(config.yaml, %q → %q) changed the file; a refused edit leaves it untouched", r.old, r.new)
+		}
+	}
+
+	// The two refusals of the texts come before the file is read: a missing file gets them too.
+	for _, r := range refusals[2:] {
+		if _, err := env.ws.Edit("missing.txt", r.old, r.new); err == nil || !strings.Contains(err.Error(), r.want) {
+			t.Errorf("Edit(missing.txt, %q → %q): error %v; want an error that says %q: the texts are refused before the file is read", r.old, r.new, err, r.want)
 		}
 	}
 
