@@ -809,6 +809,26 @@ func TestLab8_2_读取_Big(t *testing.T) {
 		t.Errorf("readLines(endless.txt, 3, 2) = %s, %v; want %s", ch08Window(got), err, ch08Window(want))
 	}
 
+	// Lines before the window are skipped, not kept: reading line 80,001 after 8,000,000 bytes of
+	// lines allocates little.
+	var skipped strings.Builder
+	for range 80_000 {
+		skipped.WriteString(strings.Repeat("x", 99) + "\n")
+	}
+	skipped.WriteString("window\n")
+	content := skipped.String()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err = readLines(strings.NewReader(content), "skip.txt", 80_001, 1, DefaultReadMaxBytes)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2<<20 {
+		t.Errorf("to show line 80,001 after 8,000,000 bytes of lines, readLines allocated more than 2 MiB; lines before the window are skipped, not kept\n(it allocated %s)", ch08Size(grew))
+	}
+	want = ReadResult{Text: "window\n", FirstLine: 80_001, LastLine: 80_001}
+	if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		t.Errorf("readLines(skip.txt, 80001, 1) = %s, %v; want %s", ch08Window(got), err, ch08Window(want))
+	}
+
 	// A reader that gives one byte at a time, and a first line that ends at byte binarySniffLen
 	// (8000): the look for NUL bytes buffered exactly that line, so when the window is full
 	// nothing is buffered, and only asking the reader (Peek(1)) tells that the file goes on.
