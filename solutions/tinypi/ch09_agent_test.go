@@ -569,6 +569,93 @@ func TestLab9_1_状态与纯归约_Reducer(t *testing.T) {
 		ch09Summary{RunID: 4, Running: true, Messages: ch09Plus(run4, "assistant/toolUse:[c2]"), Pending: []string{"c2"}})
 	step(RunEndEvent{RunID: 4, Reason: RunAborted, Error: "run ended: aborted"},
 		ch09Summary{RunID: 4, Messages: ch09Plus(run4, "assistant/toolUse:[c2]"), LastError: "run ended: aborted"})
+	ended4 := ch09Summarise(s)
+	for _, old := range []int{2, 4} {
+		if diff := ch09StateDiff(ended4, ch09Summarise(reduce(s, RunStartEvent{RunID: old, Messages: []Message{UserText("旧的")}}))); diff != "" {
+			t.Errorf("after run 4 ended, a run_start of run %d (not newer than 4) changed the state: %s", old, diff)
+		}
+	}
+
+	// run_start changes only what step 1 names. Run 5 begins while run 4 is still streaming with
+	// a call pending (its run_end was never reduced): nothing streams or is pending any more, and
+	// the prompt, tools and subscriber errors stay. A second run_start of run 4 changes nothing.
+	partial := ch09Answer("写到一半")
+	mid := AgentState{
+		SystemPrompt: "你是助手。", Tools: []ToolDefinition{{Name: "wait"}}, SubscriberErrors: []string{"旧的"},
+		RunID: 4, Running: true, Messages: []Message{UserText("第四轮")},
+		Streaming: &partial, PendingToolCalls: []ToolCall{ch09Call("c3")},
+	}
+	midSummary := ch09Summarise(mid)
+	if diff := ch09StateDiff(midSummary, ch09Summarise(reduce(mid, RunStartEvent{RunID: 4, Messages: []Message{UserText("重来")}}))); diff != "" {
+		t.Errorf("a second run_start of the current run 4 changed its state: %s", diff)
+	}
+	jumped := reduce(mid, RunStartEvent{RunID: 5, Messages: []Message{UserText("第五轮")}})
+	if diff := ch09StateDiff(ch09Summary{RunID: 5, Running: true, Messages: []string{"user:第五轮"}}, ch09Summarise(jumped)); diff != "" {
+		t.Errorf("run_start#5 over a run 4 still streaming with call c3 pending: %s", diff)
+	}
+	if jumped.SystemPrompt != "你是助手。" || len(jumped.Tools) != 1 || !slices.Equal(jumped.SubscriberErrors, []string{"旧的"}) {
+		t.Errorf("run_start#5 changed what it does not set: prompt %q, tools %v, subscriber errors %q; want 你是助手。, [wait], [旧的]",
+			jumped.SystemPrompt, jumped.Tools, jumped.SubscriberErrors)
+	}
+	ch09CheckNothingShared(t)
+}
+
+// Nothing a new state holds is shared with the event it came from or with the old state: the
+// owner of an event may change it afterwards, and an old state may be reduced along another path.
+func ch09CheckNothingShared(t *testing.T) {
+	t.Helper()
+	reduce := func(s AgentState, e AgentEvent) AgentState {
+		t.Helper()
+		return callLab(t, func() AgentState { return ReduceAgentState(s, e) })
+	}
+	// Old states whose transcripts have room for the new ones in their own arrays.
+	idle := AgentState{RunID: 5, Messages: make([]Message, 1, 8)}
+	idle.Messages[0] = UserText("旧的")
+	running := AgentState{RunID: 6, Running: true, Messages: make([]Message, 1, 8)}
+	running.Messages[0] = UserText("第六轮")
+
+	startA := []Message{UserText("甲"), ch09Answer("甲答")}
+	startedA := reduce(idle, RunStartEvent{RunID: 6, Messages: startA})
+	startedB := reduce(idle, RunStartEvent{RunID: 6, Messages: []Message{UserText("乙"), ch09Answer("乙答")}})
+	startA[0] = UserText("被换掉")
+	startA[1].(AssistantMessage).Content[0] = Text("被改掉")
+	if got, want := ch09Lines(startedA.Messages), []string{"user:甲", "assistant/stop:甲答"}; !slices.Equal(got, want) {
+		t.Errorf("run_start's transcript = %q after the event's messages were changed and the old state was reduced again, want %q: run_start keeps a deep copy in a new array", got, want)
+	}
+	if got, want := ch09Lines(startedB.Messages), []string{"user:乙", "assistant/stop:乙答"}; !slices.Equal(got, want) {
+		t.Errorf("the second run_start's transcript = %q, want %q", got, want)
+	}
+	if got := ch09Lines(idle.Messages); !slices.Equal(got, []string{"user:旧的"}) {
+		t.Errorf("run_start changed the old state's transcript to %q", got)
+	}
+
+	answer := ch09Answer("回答")
+	answered := reduce(running, RunLoopEvent{RunID: 6, Event: AssistantMessageEvent{Message: answer}})
+	answer.Content[0] = Text("被改掉")
+	if got, want := ch09Lines(answered.Messages), []string{"user:第六轮", "assistant/stop:回答"}; !slices.Equal(got, want) {
+		t.Errorf("after the event's assistant message was changed, the transcript = %q, want %q: appendMessage appends a deep copy", got, want)
+	}
+
+	endA := []Message{UserText("甲"), ch09Answer("甲答")}
+	dropped := []Message{UserText("没取")}
+	endedA := reduce(running, RunEndEvent{RunID: 6, Reason: RunAborted, Messages: endA, Dropped: dropped})
+	endedB := reduce(running, RunEndEvent{RunID: 6, Reason: RunStop, Messages: []Message{UserText("乙"), ch09Answer("乙答")}})
+	endA[0] = UserText("被换掉")
+	endA[1].(AssistantMessage).Content[0] = Text("被改掉")
+	dropped[0].(UserMessage).Content[0] = Text("被改掉")
+	dropped[0] = UserText("被换掉")
+	if got, want := ch09Lines(endedA.Messages), []string{"user:甲", "assistant/stop:甲答"}; !slices.Equal(got, want) {
+		t.Errorf("run_end's transcript = %q after the event's messages were changed and the old state was reduced again, want %q: run_end keeps a deep copy in a new array", got, want)
+	}
+	if got, want := ch09Lines(endedA.Dropped), []string{"user:没取"}; !slices.Equal(got, want) {
+		t.Errorf("run_end's Dropped = %q after the event's Dropped was changed, want %q: Dropped is deep-copied", got, want)
+	}
+	if got, want := ch09Lines(endedB.Messages), []string{"user:乙", "assistant/stop:乙答"}; !slices.Equal(got, want) {
+		t.Errorf("the second run_end's transcript = %q, want %q", got, want)
+	}
+	if got := ch09Lines(running.Messages); !slices.Equal(got, []string{"user:第六轮"}) {
+		t.Errorf("run_end changed the old state's transcript to %q", got)
+	}
 }
 
 func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
@@ -598,6 +685,10 @@ func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
 	c.Streaming.StopReason = StopReasonError
 	if diff := ch09StateDiff(want, ch09Summarise(s)); diff != "" {
 		t.Fatalf("changing the copy's streaming message changed the original: %s", diff)
+	}
+	c.Dropped[0].(UserMessage).Content[0] = Text("被改掉")
+	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话"}) {
+		t.Fatalf("changing a content block of a dropped message in the copy made the original's Dropped %q: Dropped must be copied deeply (CloneMessages)", got)
 	}
 	c.Dropped[0] = UserText("被换掉")
 	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话"}) {
