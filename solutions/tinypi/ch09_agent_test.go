@@ -815,6 +815,23 @@ func TestLab9_2_转向与后续_SteeringBeforeFirstRequest(t *testing.T) {
 	if got := steering.count(); got != 2 {
 		t.Errorf("steering polls = %d, want 2 (before the first request, and at the stop)", got)
 	}
+
+	// A hook that returns an empty slice (not nil) gave nothing: the run stops after one request.
+	model = NewScriptedModel(ch09Answer("好了"))
+	runLab(t, func() {
+		var err error
+		res, err = RunAgentLoop(t.Context(), AgentLoopOptions{
+			Context:  AgentContext{Messages: []Message{UserText("开始")}},
+			Model:    model,
+			Steering: func() []Message { return []Message{} },
+		})
+		if err != nil {
+			t.Fatalf("RunAgentLoop: %v", err)
+		}
+	})
+	if got := len(ch09RequestLines(model)); res.Reason != RunStop || res.Steps != 1 || got != 1 {
+		t.Errorf("with a Steering hook that returns an empty slice: result %s/%d after %d requests, want stop/1 after 1: takeSteering reports whether a message was appended, not whether the hook returned a slice", res.Reason, res.Steps, got)
+	}
 }
 
 func TestLab9_2_转向与后续_SteeringAfterBatch(t *testing.T) {
@@ -954,6 +971,25 @@ func TestLab9_2_转向与后续_FollowUpOnlyAtStop(t *testing.T) {
 	}
 	if polls != 2 || res.Reason != RunStop || res.Steps != 2 {
 		t.Errorf("all: follow-up polls = %d, result = %s/%d; want 2, stop/2", polls, res.Reason, res.Steps)
+	}
+
+	// The empty mode is QueueOneAtATime (AgentOptions), and what a poll took has left the
+	// queue: a message queued afterwards changes nothing of it.
+	for _, mode := range []QueueMode{"", QueueOneAtATime, QueueAll} {
+		q := &ch09Polls{queue: messageQueue{mode: mode}}
+		q.push(UserText("甲"))
+		q.push(UserText("乙"))
+		want := []string{"user:甲"}
+		if mode == QueueAll {
+			want = []string{"user:甲", "user:乙"}
+		}
+		var taken []Message
+		runLab(t, func() { taken = q.poll() })
+		q.push(UserText("丙"))
+		q.push(UserText("丁"))
+		if got := ch09Lines(taken); !slices.Equal(got, want) {
+			t.Errorf("mode %q: a poll of [甲 乙] took %q once 丙 and 丁 were queued after it, want %q (empty means QueueOneAtATime; what is taken leaves the queue)", mode, got, want)
+		}
 	}
 }
 
