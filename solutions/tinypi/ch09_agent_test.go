@@ -1487,6 +1487,44 @@ func TestLab9_4_失败与中止_ModelFailure(t *testing.T) {
 	if diff := cmp.Diff([]string{"run_end:error#1", "run_end:error#2", "run_end:error#3", "run_end:stop#4"}, ends); diff != "" {
 		t.Errorf("run_end events (-want +got):\n%s", diff)
 	}
+	if st.Dropped != nil {
+		t.Errorf("after a run that left nothing queued, State().Dropped = %#v, want nil", st.Dropped)
+	}
+	// The stream failedStream makes ends with one error event, never done.
+	var failures []string
+	for _, k := range rec.kinds() {
+		if strings.HasPrefix(k, "model_event:") && (strings.HasSuffix(k, "#1") || strings.HasSuffix(k, "#2")) {
+			failures = append(failures, k)
+		}
+	}
+	if diff := cmp.Diff([]string{"model_event:error#1", "model_event:error#2"}, failures); diff != "" {
+		t.Errorf("model events of the panicking model's run and the nil stream's run (-want +got):\n%s\nfailedStream pushes one ErrorEvent", diff)
+	}
+
+	// runError: only error and aborted have an error, taken from the transcript's last
+	// assistant, which may be followed by tool results.
+	tools := ch09ToolUse(ch09Call("c1"))
+	failedTools := ch09ToolUse(ch09Call("c1"))
+	failedTools.StopReason, failedTools.ErrorMessage = StopReasonError, "流断了"
+	older := AssistantMessage{StopReason: StopReasonError, ErrorMessage: "旧的错误"}
+	result := ToolResultMessage{ToolCallID: "c1", ToolName: "wait"}
+	for _, c := range []struct {
+		name   string
+		result AgentRunResult
+		want   string
+	}{
+		{"error, the last assistant failed and its calls were skipped", AgentRunResult{Reason: RunError, Messages: []Message{UserText("开始"), failedTools, result}}, "流断了"},
+		{"aborted during the tools, an older assistant failed", AgentRunResult{Reason: RunAborted, Messages: []Message{UserText("开始"), older, UserText("再来"), tools, result}}, "run ended: aborted"},
+		{"length", AgentRunResult{Reason: RunLength, Messages: []Message{UserText("开始"), AssistantMessage{StopReason: StopReasonLength}}}, ""},
+		{"maxSteps", AgentRunResult{Reason: RunMaxSteps, Messages: []Message{UserText("开始"), tools, result}}, ""},
+		{"stop after an older failure", AgentRunResult{Reason: RunStop, Messages: []Message{UserText("开始"), older, UserText("再来"), ch09Answer("好了")}}, ""},
+	} {
+		var got string
+		runLab(t, func() { got = runError(c.result) })
+		if got != c.want {
+			t.Errorf("runError(%s) = %q, want %q", c.name, got, c.want)
+		}
+	}
 }
 
 func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
