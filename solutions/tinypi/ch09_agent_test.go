@@ -1153,11 +1153,17 @@ func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 	var mu sync.Mutex
 	var earlyErr error
 	lateErrs := map[int]error{}
+	secondPrompt := UserText("第二轮")
 	rec := &ch09Recorder{hook: func(e AgentEvent) {
 		switch e := e.(type) {
 		case RunStartEvent:
+			if e.RunID == 2 {
+				secondPrompt.Content[0] = Text("被改掉") // Prompt copied what it took
+			}
 			if e.RunID == 1 {
-				err := a.Steer(UserText("先说一句")) // before the run's first request
+				m := UserText("先说一句")
+				err := a.Steer(m)          // before the run's first request
+				m.Content[0] = Text("被改掉") // the caller's message is its own again once Steer returned
 				mu.Lock()
 				earlyErr = err
 				mu.Unlock()
@@ -1226,13 +1232,36 @@ func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 		}
 	})
 
-	// A second run takes steering again.
+	// A second run takes steering again. A subscriber changes the caller's prompt message at
+	// run_start#2: the run took a copy.
 	runLab(t, func() {
-		if err := a.Prompt(t.Context(), UserText("第二轮")); err != nil {
+		if err := a.Prompt(t.Context(), secondPrompt); err != nil {
 			t.Fatalf("Prompt for run 2: %v", err)
 		}
 	})
 	<-started
+	// The run's final poll (takeFollowUp, called here while the run waits for its tool) takes
+	// steering first, alone; then a follow-up; a poll that took something leaves the queues open.
+	runLab(t, func() {
+		if err := a.Steer(UserText("甲")); err != nil {
+			t.Fatalf("Steer during a tool of run 2: %v", err)
+		}
+		if err := a.FollowUp(UserText("乙")); err != nil {
+			t.Fatalf("FollowUp during a tool of run 2: %v", err)
+		}
+		if got, want := ch09Lines(a.takeFollowUp()), []string{"user:甲"}; !slices.Equal(got, want) {
+			t.Errorf("with steering 甲 and follow-up 乙 queued, the final poll took %q, want %q (the steering queue or, when it is empty, the follow-up queue)", got, want)
+		}
+		if got, want := ch09Lines(a.takeFollowUp()), []string{"user:乙"}; !slices.Equal(got, want) {
+			t.Errorf("with follow-up 乙 queued, the next final poll took %q, want %q", got, want)
+		}
+		if err := a.Steer(UserText("丙")); err != nil {
+			t.Errorf("Steer after a final poll that took a follow-up returned %v, want nil: the run goes on, so it still takes messages", err)
+		}
+		if got, want := ch09Lines(a.takeFollowUp()), []string{"user:丙"}; !slices.Equal(got, want) {
+			t.Errorf("with steering 丙 queued, the final poll took %q, want %q", got, want)
+		}
+	})
 	runLab(t, func() {
 		if err := a.Steer(UserText("再转向")); err != nil {
 			t.Errorf("Steer during a tool of run 2 returned %v, want nil: every new run takes steering again", err)
@@ -1276,6 +1305,21 @@ func TestLab9_3_运行周期_WaitForIdleWaitsForSubscribers(t *testing.T) {
 			ch09PendingErr(t, err)
 			t.Fatalf("WaitForIdle returned (%v) while a subscriber was still handling run_end: it waits until every event has reached every subscriber", err)
 		default:
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		cancelled := ch09Go(func() error { return a.WaitForIdle(ctx) })
+		synctest.Wait()
+		select {
+		case err := <-cancelled:
+			if !errors.Is(err, context.Canceled) {
+				close(release)
+				ch09PendingErr(t, err)
+				t.Fatalf("WaitForIdle with a cancelled ctx, while a subscriber was still handling run_end, returned %v, want context.Canceled", err)
+			}
+		default:
+			close(release)
+			t.Fatalf("WaitForIdle with a cancelled ctx did not return while a subscriber was still handling run_end: it returns ctx's error when ctx ends")
 		}
 		close(release)
 		if err := <-waited; err != nil {
