@@ -667,7 +667,7 @@ func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
 		Running:          true,
 		Streaming:        &streaming,
 		PendingToolCalls: []ToolCall{ch09Call("c1")},
-		Dropped:          []Message{UserText("插话")},
+		Dropped:          []Message{UserText("插话"), UserText("再说")},
 		SubscriberErrors: []string{"旧的"},
 	}
 	want := ch09Summarise(s)
@@ -686,13 +686,13 @@ func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
 	if diff := ch09StateDiff(want, ch09Summarise(s)); diff != "" {
 		t.Fatalf("changing the copy's streaming message changed the original: %s", diff)
 	}
-	c.Dropped[0].(UserMessage).Content[0] = Text("被改掉")
-	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话"}) {
-		t.Fatalf("changing a content block of a dropped message in the copy made the original's Dropped %q: Dropped must be copied deeply (CloneMessages)", got)
-	}
 	c.Dropped[0] = UserText("被换掉")
-	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话"}) {
+	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话", "user:再说"}) {
 		t.Fatalf("replacing a dropped message in the copy made the original's Dropped %q: Dropped must be copied too", got)
+	}
+	c.Dropped[1].(UserMessage).Content[0] = Text("被改掉")
+	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话", "user:再说"}) {
+		t.Fatalf("changing a content block of a dropped message in the copy made the original's Dropped %q: Dropped must be copied deeply (CloneMessages)", got)
 	}
 	c.PendingToolCalls[0].ID = "x"
 	c.Tools[0].Name = "x"
