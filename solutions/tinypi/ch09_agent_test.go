@@ -2192,6 +2192,51 @@ func TestLab9_5_订阅者_NestedEventsInOrder(t *testing.T) {
 	if diff := cmp.Diff([]string{"user:第一轮", "assistant/stop:一", "user:第二轮", "assistant/stop:二"}, ch09Lines(st.Messages)); diff != "" {
 		t.Errorf("transcript after both runs (-want +got):\n%s", diff)
 	}
+
+	// Again in a bubble: inside run_end#1 the first subscriber starts run 2 and lets every other
+	// goroutine go as far as it can, so all of run 2's events wait in the outbox at once. They
+	// still go out oldest first, each to the subscriptions that exist when its delivery begins:
+	// inside run_start#2 the first subscriber removes the second and adds a new one.
+	ch09Bubble(t, func(t *testing.T) {
+		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+		var unsubscribeWatcher func()
+		var nestedErr error
+		watcher, late := &ch09Recorder{}, &ch09Recorder{}
+		starter := &ch09Recorder{hook: func(e AgentEvent) {
+			switch e := e.(type) {
+			case RunEndEvent:
+				if e.RunID == 1 {
+					nestedErr = a.Prompt(t.Context(), UserText("第二轮"))
+					synctest.Wait() // run 2 goes as far as it can while run_end#1 is delivered
+				}
+			case RunStartEvent:
+				if e.RunID == 2 {
+					unsubscribeWatcher()
+					a.Subscribe(late.on)
+				}
+			}
+		}}
+		a.Subscribe(starter.on)
+		unsubscribeWatcher = a.Subscribe(watcher.on)
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("第一轮")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		ch09Settle(t, a)
+		if nestedErr != nil {
+			t.Fatalf("Prompt from a subscriber at run_end returned %v, want nil", nestedErr)
+		}
+		if diff := cmp.Diff(want, starter.runKinds()); diff != "" {
+			t.Errorf("with all of run 2's events waiting at once, the events the first subscriber got (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want[:5], watcher.runKinds()); diff != "" {
+			t.Errorf("with all of run 2's events waiting at once, the events of the subscriber removed inside run_start#2 (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want[5:], late.runKinds()); diff != "" {
+			t.Errorf("with all of run 2's events waiting at once, the events of the subscriber added inside run_start#2 (-want +got):\n%s", diff)
+		}
+	})
 }
 
 func TestLab9_5_订阅者_ManyGoroutines(t *testing.T) {
