@@ -1088,6 +1088,26 @@ func TestLab9_3_运行周期_PromptAndRunIDs(t *testing.T) {
 	if got, want := ch09Lines(ch09Settle(t, c).Messages), []string{"user:查一下", "assistant/toolUse:[c1]", "toolResult:c1", "assistant/stop:结果看到了"}; !slices.Equal(got, want) {
 		t.Errorf("transcript after Continue from a tool result = %q, want %q", got, want)
 	}
+
+	// A second Prompt at the first moment the first one releases the agent's lock (the test
+	// gives the agent a lock that reports every release, see Agent.mu): one run starts, the
+	// other Prompt returns ErrAgentBusy.
+	d := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+	errNotCalled := errors.New("not called")
+	second, armed := errNotCalled, true
+	d.mu = &ch09ReleaseLock{afterRelease: func() {
+		if armed { // only the test's goroutine runs until the first release
+			armed = false
+			second = ch09Try(func() error { return d.Prompt(t.Context(), UserText("同时")) })
+		}
+	}}
+	var first error
+	runLab(t, func() { first = d.Prompt(t.Context(), UserText("先")) })
+	last := ch09Settle(t, d)
+	ch09PendingErr(t, second)
+	if first != nil || !errors.Is(second, ErrAgentBusy) || last.RunID != 1 {
+		t.Errorf("a Prompt at the first release of the lock by another Prompt returned %v, the other %v, and the last run is %d; want ErrAgentBusy, nil and 1: checking that no run is active and starting one happen in one hold of the lock", second, first, last.RunID)
+	}
 }
 
 // ch09GatedTool returns an executor whose calls report their id on started and wait for the
@@ -1329,6 +1349,29 @@ func TestLab9_3_运行周期_WaitForIdleWaitsForSubscribers(t *testing.T) {
 		if st := a.State(); st.Running || st.RunID != 1 {
 			t.Errorf("after WaitForIdle: running %v, run %d; want false, 1", st.Running, st.RunID)
 		}
+
+		// run_start reaches the subscribers before the run's goroutine starts: a subscriber
+		// that lets every other goroutine go as far as it can and then steers is still in time
+		// for the first request.
+		model := NewScriptedModel(ch09Answer("好"))
+		b := ch09NewAgent(t, AgentOptions{Model: model})
+		var steerErr error
+		b.Subscribe(func(e AgentEvent) {
+			if _, ok := e.(RunStartEvent); ok {
+				synctest.Wait()
+				steerErr = ch09Try(func() error { return b.Steer(UserText("先说一句")) })
+			}
+		})
+		runLab(t, func() {
+			if err := b.Prompt(t.Context(), UserText("你好")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		ch09Settle(t, b)
+		ch09PendingErr(t, steerErr)
+		if got, want := ch09At(ch09RequestLines(model), 0), []string{"user:你好", "user:先说一句"}; steerErr != nil || !slices.Equal(got, want) {
+			t.Errorf("a subscriber that let every other goroutine run inside run_start, then steered: Steer returned %v and the first request is %q, want nil and %q: deliver run_start before the run's goroutine starts", steerErr, got, want)
+		}
 	})
 }
 
@@ -1467,6 +1510,52 @@ func TestLab9_3_运行周期_SteerWhileDecidingToStop(t *testing.T) {
 	}
 	if refused == 0 {
 		t.Fatalf("Steer was accepted at all %d moments the agent's lock was released after the final answer, up to run_end: once the final poll found both queues empty, Steer must return ErrAgentIdle", moments)
+	}
+
+	// A Steer from the test's goroutine while the run waits in a subscriber at the final answer:
+	// from the first moment Steer releases the agent's lock, the test lets the run go on to its
+	// end before Steer returns. A Steer that returns nil has its message taken.
+	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("收到"))})
+	atAnswer, hold, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	release := ch09Signal(hold)
+	var mu sync.Mutex
+	armed := false
+	a.mu = &ch09ReleaseLock{afterRelease: func() {
+		mu.Lock()
+		fire := armed
+		armed = false
+		mu.Unlock()
+		if fire {
+			release()
+			<-ended
+		}
+	}}
+	a.Subscribe(func(e AgentEvent) {
+		switch e := e.(type) {
+		case RunLoopEvent:
+			if am, ok := e.Event.(AssistantMessageEvent); ok && TextOf(am.Message.Content) == "一" {
+				close(atAnswer)
+				<-hold
+			}
+		case RunEndEvent:
+			close(ended)
+		}
+	})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	<-atAnswer
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	err := ch09Try(func() error { return a.Steer(UserText("插话")) })
+	release()
+	st := ch09Settle(t, a)
+	ch09PendingErr(t, err)
+	if want := []string{"user:问", "assistant/stop:一", "user:插话", "assistant/stop:收到"}; err != nil || !slices.Equal(ch09Lines(st.Messages), want) {
+		t.Errorf("Steer while the run waited at its final answer returned %v, and the run (let go on from Steer's first release of the lock) ended with %q, want nil and %q: deciding that a run can take the message and queueing it happen in one hold of the lock", err, ch09Lines(st.Messages), want)
 	}
 }
 
