@@ -27,6 +27,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -2326,6 +2327,77 @@ func TestLab9_5_订阅者_NestedEventsInOrder(t *testing.T) {
 			t.Errorf("with all of run 2's events waiting at once, the events of the subscriber added inside run_start#2 (-want +got):\n%s", diff)
 		}
 	})
+
+	// Once more, at every moment: at the at-th release of the agent's lock after run 2 started
+	// inside run_end#1, the releasing goroutine lets every other goroutine go as far as it can
+	// (one bubble per moment). Every event still reaches the subscriber, and the agent becomes idle.
+	for at := 1; ; at++ {
+		if at > 1000 {
+			t.Fatal("the agent's lock was released more than 1000 times after run 2 started")
+		}
+		fired, kinds, err := ch09ProbeDelivery(t, at)
+		if !fired {
+			break
+		}
+		if err != nil || !slices.Equal(kinds, want) {
+			t.Fatalf("letting every other goroutine run at release %d of the agent's lock after run 2 started inside run_end#1: WaitForIdle returned %v with the subscriber's events %q, want nil and %q: finding the outbox empty and ending the delivery happen in one hold of the lock", at, err, kinds, want)
+		}
+	}
+}
+
+// ch09ProbeDelivery runs "第一轮" on a new agent in a bubble; a subscriber starts run 2 inside
+// run_end#1, and at the at-th release of the agent's lock after that the releasing goroutine
+// calls synctest.Wait. It returns whether that release came, the subscriber's events without
+// the model's stream events, and what WaitForIdle returned (with an hour's timeout: the bubble's
+// clock only moves when every goroutine is blocked, so it ends only a wait that never would).
+func ch09ProbeDelivery(t *testing.T, at int) (fired bool, kinds []string, err error) {
+	t.Helper()
+	ch09Bubble(t, func(t *testing.T) {
+		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+		var mu sync.Mutex
+		armed, released := false, 0
+		var nestedErr error
+		a.mu = &ch09ReleaseLock{afterRelease: func() {
+			mu.Lock()
+			if !armed || released >= at {
+				mu.Unlock()
+				return
+			}
+			released++
+			fire := released == at
+			if fire {
+				fired = true
+			}
+			mu.Unlock()
+			if fire {
+				synctest.Wait()
+			}
+		}}
+		rec := &ch09Recorder{hook: func(e AgentEvent) {
+			if end, ok := e.(RunEndEvent); ok && end.RunID == 1 {
+				nestedErr = a.Prompt(t.Context(), UserText("第二轮"))
+				mu.Lock()
+				armed = true
+				mu.Unlock()
+			}
+		}}
+		a.Subscribe(rec.on)
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("第一轮")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		err = ch09Try(func() error { return a.WaitForIdle(ctx) })
+		ch09PendingErr(t, err)
+		ch09Pending(t, a.State())
+		if nestedErr != nil {
+			t.Fatalf("Prompt from a subscriber at run_end returned %v, want nil", nestedErr)
+		}
+		kinds = rec.runKinds()
+	})
+	return fired, kinds, err
 }
 
 func TestLab9_5_订阅者_ManyGoroutines(t *testing.T) {
