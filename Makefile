@@ -9,8 +9,8 @@ GO ?= go
 ## tests and the kit's with -race, the end-to-end scripts in tests/) and the author's proof of
 ## every chapter. Each of the three keeps the cores only partly busy (go test links and runs one
 ## binary at a time, dev check waits on its slowest job), so together they end sooner than one
-## after the other: on 2 cores, 11-12 minutes from a cold build cache instead of 15. Their output
-## is interleaved line by line; every line says which package or chapter it is about.
+## after the other. Their output is interleaved line by line; every line says which package or
+## chapter it is about.
 test: vet lint
 	$(MAKE) --no-print-directory -j3 --output-sync=line unit-race unit-e2e check
 
