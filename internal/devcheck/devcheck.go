@@ -512,16 +512,37 @@ func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *
 	if err != nil {
 		return Check{}, nil, err
 	}
+	return mutantVerdict(lab, report, note), report, nil
+}
+
+// checkWovenMutant proves rule 5 for m, which is woven into the chapter's schema build in dir
+// (schema.go): m's lab's tests run there with m selected, and one of them must fail. The build
+// compiled, so m's code does.
+func checkWovenMutant(ctx context.Context, ch *manifest.Chapter, m *manifest.Mutant, dir string) (Check, *gotest.Report, error) {
+	lab, err := ch.Lab(m.Lab)
+	if err != nil {
+		return fail("%v", err), nil, nil
+	}
+	report, err := gotest.Run(ctx, schemaRun(dir, lab.Pattern, m.Name))
+	if err != nil {
+		return Check{}, nil, err
+	}
+	return mutantVerdict(lab, report, ""), report, nil
+}
+
+// mutantVerdict is rule 5's verdict on a run of m's lab's tests with m applied; note is kept on
+// a pass.
+func mutantVerdict(lab *manifest.Lab, report *gotest.Report, note string) Check {
 	if report.BuildFailed {
-		return fail("does not compile:\n%s", clip(report.BuildOutput)), report, nil
+		return fail("does not compile:\n%s", clip(report.BuildOutput))
 	}
 	tests := progress.LabTests(lab, report)
 	for _, r := range tests {
 		if r.Failed {
-			return Check{OK: true, Detail: note}, report, nil
+			return Check{OK: true, Detail: note}
 		}
 	}
-	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID), report, nil
+	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID)
 }
 
 // runMutant writes the mutated target t into dir and runs lab's tests there: first with only

@@ -34,6 +34,7 @@ const SignatureRuns = 5
 func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 	runs := newMutantRuns(len(ch.Mutants))
 	committed, _ := signature.Load(b.FS(), ch.Number) // nil when missing or broken: rule 7 says so
+	schema := &chapterSchema{}
 	var tasks []task
 	for i, m := range ch.Mutants {
 		tasks = append(tasks, task{
@@ -41,7 +42,17 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 			usesGo: true,
 			phase:  phaseMutant,
 			run: func(ctx context.Context, dir string) (Check, error) {
-				check, report, err := checkMutant(ctx, b, ch, m, dir)
+				if err := schema.prepare(ctx, b, ch, dir); err != nil {
+					return Check{}, err
+				}
+				rerunDir, rerunMutant := dir, ""
+				check, report, err := Check{}, (*gotest.Report)(nil), error(nil)
+				if schema.woven[m.Name] {
+					rerunDir, rerunMutant = schema.dir, m.Name
+					check, report, err = checkWovenMutant(ctx, ch, m, schema.dir)
+				} else {
+					check, report, err = checkMutant(ctx, b, ch, m, dir)
+				}
 				if err != nil {
 					return Check{}, err
 				}
@@ -53,7 +64,7 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 				if sig, ok := committed.Mutant(m.Name); ok && report != nil && !report.BuildFailed && len(sig.Inconsistencies(failures)) > 0 {
 					lab, _ := ch.Lab(m.Lab) // checkMutant ran its tests, so the lab exists
 					for tries := 1; tries < SignatureRuns; tries++ {
-						again, err := rerunLab(ctx, dir, lab)
+						again, err := rerunLab(ctx, rerunDir, rerunMutant, lab)
 						if err != nil {
 							return Check{}, err
 						}
@@ -92,11 +103,16 @@ type mutantRun struct {
 	varied   bool
 }
 
-// rerunLab runs lab's tests again in dir, where a mutated tree already is, and returns the
-// failures, built as the mutant's first run was (runMutant); Fresh makes go run them rather
-// than replay its cached result.
-func rerunLab(ctx context.Context, dir string, lab *manifest.Lab) ([]signature.Failure, error) {
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
+// rerunLab runs lab's tests again in dir, where a mutated tree already is (mutant ""), or the
+// chapter's schema build with mutant selected, and returns the failures, built as the mutant's
+// first run was (runMutant, checkWovenMutant); Fresh makes go run them rather than replay its
+// cached result.
+func rerunLab(ctx context.Context, dir, mutant string, lab *manifest.Lab) ([]signature.Failure, error) {
+	opts := gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout}
+	if mutant != "" {
+		opts = schemaRun(dir, lab.Pattern, mutant)
+	}
+	report, err := gotest.Run(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +320,7 @@ func signMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *m
 	}
 	runs := [][]signature.Failure{first}
 	for len(runs) < SignatureRuns {
-		again, err := rerunLab(ctx, dir, lab)
+		again, err := rerunLab(ctx, dir, "", lab)
 		if err != nil {
 			return Check{}, sig, err
 		}
