@@ -515,15 +515,15 @@ func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *
 	return mutantVerdict(lab, report, note), report, nil
 }
 
-// checkWovenMutant proves rule 5 for m, which is woven into the chapter's schema build in dir
+// checkWovenMutant proves rule 5 for m, which is woven into the chapter's schema build
 // (schema.go): m's lab's tests run there with m selected, and one of them must fail. The build
 // compiled, so m's code does.
-func checkWovenMutant(ctx context.Context, ch *manifest.Chapter, m *manifest.Mutant, dir string) (Check, *gotest.Report, error) {
+func checkWovenMutant(ctx context.Context, ch *manifest.Chapter, m *manifest.Mutant, schema *chapterSchema) (Check, *gotest.Report, error) {
 	lab, err := ch.Lab(m.Lab)
 	if err != nil {
 		return fail("%v", err), nil, nil
 	}
-	report, err := gotest.Run(ctx, schemaRun(dir, lab.Pattern, m.Name))
+	report, err := gotest.Run(ctx, schema.run(lab.Pattern, m.Name))
 	if err != nil {
 		return Check{}, nil, err
 	}
@@ -557,7 +557,7 @@ func runMutant(ctx context.Context, t tree.Tree, ch *manifest.Chapter, m *manife
 		if err := t.Write(dir); err != nil {
 			return nil, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
 		}
-		return gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
+		return gotest.Run(ctx, mutantTestRun(dir, lab))
 	}
 	if pruned, ok := withTestsOf(t, ch.TestFile); ok {
 		small, err := run(pruned)
@@ -573,6 +573,12 @@ func runMutant(ctx context.Context, t tree.Tree, ch *manifest.Chapter, m *manife
 	}
 	report, err = run(t)
 	return report, "", err
+}
+
+// mutantTestRun returns the options of a run of lab's tests on a mutated tree in dir: unoptimised,
+// without go test's vet, since only what the tests report counts.
+func mutantTestRun(dir string, lab *manifest.Lab) gotest.Options {
+	return gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout}
 }
 
 // checkTestsMatchOnePattern proves the first half of rule 2: every Test function of the

@@ -23,6 +23,7 @@ import (
 type chapterSchema struct {
 	once  sync.Once
 	dir   string          // where the build's tree is; "" when there is none
+	bin   string          // its test binary
 	woven map[string]bool // the mutants in it, by name
 	err   error           // what stopped the run (ctx ended, a directory cannot be written)
 }
@@ -79,25 +80,35 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 	if err := t.Write(dir); err != nil {
 		return fmt.Errorf("writing the mutants of chapter %s: %w", ch.Number, err)
 	}
+	// The test binary is built once, as a mutant's own run builds its tree (runMutant).
+	bin := dir + ".test"
+	built, err := gotest.Compile(ctx, gotest.Options{Dir: dir, SkipTestVet: true, Unoptimized: true, Env: sharedBuildEnv()}, bin)
+	if err != nil {
+		return err
+	}
+	if built.BuildFailed {
+		return nil
+	}
 	// With no mutant selected the build is the target: its labs' tests must pass, or a mutant's
-	// failures could be the build's own. This run also compiles it for the mutants' runs.
-	report, err := gotest.Run(ctx, schemaRun(dir, strings.Join(patterns, "|"), ""))
+	// failures could be the build's own.
+	s.dir, s.bin = dir, bin
+	report, err := gotest.Run(ctx, s.run(strings.Join(patterns, "|"), ""))
 	if err != nil {
 		return err
 	}
 	if !report.OK() {
+		s.dir, s.bin = "", ""
 		return nil
 	}
-	s.dir, s.woven = dir, woven
+	s.woven = woven
 	return nil
 }
 
-// schemaRun returns the options of a go test run of the schema build in dir: the flags of a
-// mutant's own run (runMutant), so that go finds the build in its cache, and the mutant
-// selected by name ("" for none).
-func schemaRun(dir, pattern, mutant string) gotest.Options {
+// run returns the options of a run of the schema build's test binary: the tests that pattern
+// selects, with the mutant selected by name ("" for none).
+func (s *chapterSchema) run(pattern, mutant string) gotest.Options {
 	return gotest.Options{
-		Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: pattern, Timeout: testTimeout,
+		Dir: s.dir, Binary: s.bin, Fresh: true, Run: pattern, Timeout: testTimeout,
 		Env: append(sharedBuildEnv(), schemata.EnvVar+"="+mutant),
 	}
 }
