@@ -1662,7 +1662,12 @@ func TestLab9_4_失败与中止_ModelFailure(t *testing.T) {
 }
 
 func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	ch09Bubble(t, ch09AbortDuringStream)
+}
+
+// ch09AbortDuringStream runs in a synctest bubble: a run that Abort does not end is reported,
+// not waited for.
+func ch09AbortDuringStream(t *testing.T) {
 	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream {
 		if n == 0 {
 			return ch09Held(ctx, "正在想", func() {}, nil, AssistantMessage{})
@@ -1700,6 +1705,10 @@ func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
 		}
 		a.Abort()
 	})
+	synctest.Wait() // everything the run can do without the test has happened
+	if st := a.State(); st.Running {
+		t.Fatalf("after Abort during the stream the run is still running (last error %q): Abort cancels the context the run runs under", st.LastError)
+	}
 	st := ch09Settle(t, a)
 	if st.LastError != "request aborted" {
 		t.Fatalf("after Abort during the stream: last error = %q, want %q (the aborted assistant's message)", st.LastError, "request aborted")
@@ -1730,8 +1739,49 @@ func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
 	}
 }
 
+func TestLab9_4_失败与中止_AbortAtRunStart(t *testing.T) {
+	ch09Bubble(t, ch09AbortAtRunStart)
+}
+
+// ch09AbortAtRunStart runs in a synctest bubble: an Abort that waits inside the subscriber is
+// reported, not waited for.
+func ch09AbortAtRunStart(t *testing.T) {
+	model := NewScriptedModel(ch09Answer("第一个回答"), ch09Answer("第二个回答"))
+	a := ch09NewAgent(t, AgentOptions{Model: model})
+	ch09NoPanic(t, "Abort with no run", a.Abort)
+	a.Subscribe(func(e AgentEvent) {
+		if start, ok := e.(RunStartEvent); ok && start.RunID == 1 {
+			a.Abort()
+		}
+	})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	st := ch09Settle(t, a)
+	if got, want := ch09Lines(st.Messages), []string{"user:问"}; !slices.Equal(got, want) || st.LastError != "run ended: aborted" {
+		t.Fatalf("a subscriber called Abort at run_start: transcript %q, LastError %q; want %q, %q: Abort cancels the run from its first event on, before its first request", got, st.LastError, want, "run ended: aborted")
+	}
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("重新开始")); err != nil {
+			t.Fatalf("Prompt after the abort: %v", err)
+		}
+	})
+	st = ch09Settle(t, a)
+	want := []string{"user:问", "user:重新开始", "assistant/stop:第一个回答"}
+	if got := ch09Lines(st.Messages); !slices.Equal(got, want) || st.LastError != "" {
+		t.Errorf("the run after the abort: transcript %q, LastError %q; want %q and none", got, st.LastError, want)
+	}
+}
+
 func TestLab9_4_失败与中止_AbortDuringTools(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	ch09Bubble(t, ch09AbortDuringTools)
+}
+
+// ch09AbortDuringTools runs in a synctest bubble: a run that Abort does not end is reported,
+// not waited for.
+func ch09AbortDuringTools(t *testing.T) {
 	model := NewScriptedModel(ch09ToolUse(ch09Call("c1"), ch09Call("c2")), ch09Answer("不该有"))
 	started := make(chan string, 2)
 	a := ch09NewAgent(t, AgentOptions{Model: model, ExecuteToolCall: ch09WaitTool(started, nil)})
@@ -1751,6 +1801,10 @@ func TestLab9_4_失败与中止_AbortDuringTools(t *testing.T) {
 		}
 		a.Abort()
 	})
+	synctest.Wait() // everything the run can do without the test has happened
+	if st := a.State(); st.Running {
+		t.Fatalf("after Abort during the tools the run is still running (pending calls %v): Abort cancels the context the run runs under", st.PendingToolCalls)
+	}
 	st := ch09Settle(t, a)
 	if st.LastError != "run ended: aborted" {
 		t.Fatalf("after Abort during the tools: last error = %q, want %q", st.LastError, "run ended: aborted")
