@@ -178,12 +178,9 @@ type RunCount struct {
 // cannot be run (ErrNoGo when it is not installed) or ctx ends; failing tests and builds are
 // reported in the Report.
 func Run(ctx context.Context, opts Options) (*Report, error) {
-	goBin, err := exec.LookPath("go")
+	goBin, err := goCommand()
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return nil, ErrNoGo
-		}
-		return nil, fmt.Errorf("looking for the go command: %w", err)
+		return nil, err
 	}
 	pkgs := opts.Packages
 	if len(pkgs) == 0 {
@@ -238,6 +235,18 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 	return report, nil
 }
 
+// goCommand finds the go command on PATH: ErrNoGo when it is not there.
+func goCommand() (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return "", ErrNoGo
+		}
+		return "", fmt.Errorf("looking for the go command: %w", err)
+	}
+	return goBin, nil
+}
+
 // binaryArgs returns the arguments of go that run opts.Binary and report as go test -json does.
 func binaryArgs(opts Options) []string {
 	args := []string{"tool", "test2json", "-t", "-p", ".", opts.Binary, "-test.v=test2json"}
@@ -258,12 +267,9 @@ func binaryArgs(opts Options) []string {
 // Options.Binary. A build that fails is reported as Run reports one: BuildFailed and
 // BuildOutput, and no binary.
 func Compile(ctx context.Context, opts Options, out string) (*Report, error) {
-	goBin, err := exec.LookPath("go")
+	goBin, err := goCommand()
 	if err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return nil, ErrNoGo
-		}
-		return nil, fmt.Errorf("looking for the go command: %w", err)
+		return nil, err
 	}
 	args := []string{"test", "-c", "-o", out}
 	if opts.Race {

@@ -300,6 +300,25 @@ func ch10Await[T any](t *testing.T, ch <-chan T, what, why string) T {
 // ch10Close closes s when the test ends. Close takes the session's lock for its last write, so
 // it is guarded like every other call: a lock that a lab function left held would otherwise keep
 // the test waiting in its cleanup until go test gives up, without a word about why.
+// ch10HourSession creates session s-01 in a file of the test's temporary directory, with a
+// flush window of an hour: nothing reaches the file unless a barrier writes it. The caller
+// closes it (ch10Close, or its own cleanup when Close is expected to fail).
+func ch10HourSession(t *testing.T) (*Session, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s-01.jsonl")
+	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, FlushWindow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}
+
+// ch10Flush calls s.Flush, guarded against a lock never released, and fails the test on an error.
+func ch10Flush(t *testing.T, s *Session) {
+	t.Helper()
+	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+}
+
 func ch10Close(t *testing.T, s *Session) {
 	t.Helper()
 	t.Cleanup(func() {
@@ -693,24 +712,19 @@ func TestLab10_3_写盘与屏障_EncodeOneEventALine(t *testing.T) {
 
 func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 	ch10NoLeaks(t)
-	path := filepath.Join(t.TempDir(), "s-01.jsonl")
-	// A window of an hour: nothing reaches the file unless a barrier writes it.
-	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, FlushWindow: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := ch10HourSession(t) // nothing reaches the file unless a barrier writes it
 	ch10Close(t, s)
 	if got := ch10FileLines(t, path); len(got) != 1 || got[0] != `{"format":"tinypi-session","version":1,"session":"s-01"}`+"\n" {
 		t.Fatalf("a new session file holds %q, want only the header line", got)
 	}
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
 	ch10Append(t, s, SessionEvent{Type: EventTurnStart, Turn: 1})
-	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10Flush(t, s)
 	want := []string{"0 user/message user:读 README", "1 turn/start 1"}
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after Flush (-want +got): Flush returns once every event appended before it is written:\n%s", diff)
 	}
-	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10Flush(t, s)
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after a second Flush with nothing new (-want +got): each event is written once:\n%s", diff)
 	}
@@ -776,17 +790,13 @@ func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 
 func TestLab10_3_写盘与屏障_AWriteErrorIsFinal(t *testing.T) {
 	ch10NoLeaks(t)
-	path := filepath.Join(t.TempDir(), "s-01.jsonl")
-	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, FlushWindow: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := ch10HourSession(t)
 	// Close returns the write error of this test: only its return is checked.
 	t.Cleanup(func() { ch10Within(t, "Close (in the test's cleanup)", ch10LockWhy, s.Close) })
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
 	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1")})
 	batch := ch10Begin(t, s, []ToolCall{ch10Call("c1")})
-	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10Flush(t, s)
 	want := []string{"0 user/message user:读 README", "1 assistant/message assistant:[c1]", "2 tool/call c1"}
 
 	// One write fails, as on a full disk, and the next could succeed, as once space is freed:
@@ -849,11 +859,7 @@ func (p ch10LockProbe) MarshalJSON() ([]byte, error) {
 
 func TestLab10_3_写盘与屏障_WritingHoldsTheLockOnlyToTakeEvents(t *testing.T) {
 	ch10NoLeaks(t)
-	path := filepath.Join(t.TempDir(), "s-01.jsonl")
-	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, FlushWindow: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, _ := ch10HourSession(t)
 	ch10Close(t, s)
 	// Encoding and writing are the slow part of a write: Append must not wait for them. The
 	// probe in this result's details looks at the session's lock while it is encoded.
@@ -863,7 +869,7 @@ func TestLab10_3_写盘与屏障_WritingHoldsTheLockOnlyToTakeEvents(t *testing.
 	result := ch10Result("c1", "# tinypi")
 	result.Details = map[string]any{"probe": ch10LockProbe{s: s, held: &held}}
 	ch10Append(t, s, SessionEvent{Type: EventToolResult, Message: result, SourceEventSeqs: []int{callSeq}})
-	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10Flush(t, s)
 	if held.Load() {
 		t.Fatalf("the session's lock was held while the events were encoded for the file: take the events to write under w.s.mu, unlock, then encode and write; an Append (a tool goroutine logging its start) must never wait for the disk")
 	}
