@@ -212,6 +212,24 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 	return result, nil
 }
 
+// PrintFailures writes every failed check of result again, with its detail, as opts marks
+// them. The command calls it last, just before its verdict: a long run's failure is printed
+// when it happens, hundreds of lines up, and a log that keeps only its tail (a CI page, a
+// terminal's scrollback) must still say what failed and why.
+func PrintFailures(w io.Writer, opts Options, result *Result) {
+	if result.Failed() == 0 {
+		return
+	}
+	fmt.Fprintln(w, "failed checks:")
+	for _, r := range result.Chapters {
+		for _, c := range r.Checks {
+			if !c.OK {
+				printCheck(w, opts, r.Number, c)
+			}
+		}
+	}
+}
+
 // runCache returns the cache of this run, its go environment filled in: nil when opts has none,
 // and an error when the go environment cannot be found (no chapter can use the cache then).
 func (opts Options) runCache(ctx context.Context) (*Cache, error) {
