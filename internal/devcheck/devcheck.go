@@ -351,7 +351,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 		run: func(context.Context, string) (Check, error) {
 			return checkContent(b.FS(), ch), nil
 		},
-	}, languageTask(b, ch), textsTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
+	}, languageTask(b, ch), textsTask(b, ch), countsTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
 	tasks = append(tasks, diagnosisTask(b, ch)...)
 	return append(tasks, regionTasks(b, ch)...) // devcheck_regions.go
 }

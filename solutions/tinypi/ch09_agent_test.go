@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -1981,6 +1982,47 @@ func TestLab9_4_失败与中止_AbortFromSubscriber(t *testing.T) {
 			t.Errorf("the run after the aborts: transcript %q, LastError %q; want %q and none: an Abort with no run changes nothing", got, st.LastError, want)
 		}
 	})
+}
+
+// ch09CancelAttempts is how many runs TestLab9_4_失败与中止_AbortCancelsAtOnce makes, each
+// with a new agent, until one shows the mistake. With one P the goroutine that `go cancel()`
+// starts waits until the tool lets go of the P, so nearly every attempt shows it; the attempts
+// cover a preemption that lands just between Abort's return and the check.
+const ch09CancelAttempts = 5
+
+func TestLab9_4_失败与中止_AbortCancelsAtOnce(t *testing.T) {
+	// One P: a goroutine that Abort leaves the cancelling to runs only once the tool blocks.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ch09Bubble(t, ch09AbortCancelsAtOnce)
+}
+
+// ch09AbortCancelsAtOnce runs in a synctest bubble: an Abort that waits for the run, which
+// waits for the tool that called Abort, is reported as a deadlock at once.
+func ch09AbortCancelsAtOnce(t *testing.T) {
+	for attempt := 1; attempt <= ch09CancelAttempts; attempt++ {
+		var a *Agent
+		var cancelled, aborting error
+		tool := func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+			aborting = ch09Try(func() error { a.Abort(); return nil }) // a stub's panic, kept for the test
+			cancelled = ctx.Err()                                      // read before anything else can run
+			return ToolResultMessage{Content: []ContentBlock{Text("完成")}}, nil
+		}
+		model := NewScriptedModel(ch09ToolUse(ch09Call("c1")), ch09Answer("不该有"))
+		a = ch09NewAgent(t, AgentOptions{Model: model, ExecuteToolCall: tool})
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("查一下")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		st := ch09Settle(t, a)
+		ch09PendingErr(t, aborting)
+		if cancelled == nil {
+			t.Fatalf("attempt %d: a tool called Abort, and right after it returned the run's context was not cancelled yet: Abort cancels before it returns (call the cancel function, do not leave it to a goroutine)", attempt)
+		}
+		if st.LastError != "run ended: aborted" {
+			t.Fatalf("attempt %d: a tool called Abort: last error = %q, want %q", attempt, st.LastError, "run ended: aborted")
+		}
+	}
 }
 
 // --- Lab 9.5 subscribers ---------------------------------------------------------------------
