@@ -401,7 +401,7 @@ func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 
 func TestLab8_1_工作区路径_Swap(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{})
 	sub := filepath.Join(env.dir, "sub")
 	ch08WriteFile(t, filepath.Join(sub, "notes.txt"), "inside\n")
@@ -1237,6 +1237,28 @@ func ch08Start[T any](f func() (T, error)) <-chan ch08Outcome[T] {
 // correct RunCommand returns within a second or two here; the guard turns a hang into a failure.
 const ch08Guard = 10 * time.Second
 
+// ch08LeakPatience is how long ch08NoLeaks waits for the goroutines a test started to end.
+const ch08LeakPatience = 5 * time.Second
+
+// ch08NoLeaks fails the test when goroutines other than those ignore keeps are still there
+// after ch08LeakPatience. goleak.VerifyNone alone gives up after about 0.4 s: a goroutine of
+// RunCommand that has delivered its result and is about to return may need longer to be
+// scheduled on a loaded machine, and a leak that is real is still there after 5 s.
+func ch08NoLeaks(t *testing.T, ignore goleak.Option) {
+	t.Helper()
+	deadline := time.Now().Add(ch08LeakPatience)
+	for {
+		err := goleak.Find(ignore)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Error(err)
+			return
+		}
+	}
+}
+
 // ch08ShortGrace is the KillGrace of a workspace in a test where a correct RunCommand waits the
 // whole grace (a group that ignores SIGTERM, a process that left the group). Where the grace only
 // bounds how long a process takes to die after SIGTERM, the tests keep a second: a slow machine
@@ -1290,7 +1312,7 @@ func ch08Forever(t *testing.T, dir string) string {
 
 func TestLab8_4_命令_Basics(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	ctx := context.Background()
 
@@ -1359,7 +1381,7 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 
 func TestLab8_4_命令_Stop(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	ctx := context.Background()
 	forever := ch08Forever(t, env.dir)
@@ -1423,7 +1445,7 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 
 func TestLab8_4_命令_Fork(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	// The shell starts a child that would run until the test ends, and exits at once. The child is
 	// stopped with its group: the tool returns, the output closed by the child's end. Each command
@@ -1452,7 +1474,7 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 
 func TestLab8_4_命令_HugeOutput(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second, OutputHead: 4096, OutputTail: 4096})
 	const total = 100_000_000 + len("\nTAIL-MARK\n")
 	var reports, reported int
@@ -1534,7 +1556,7 @@ func ch08Ends(s string) string {
 
 func TestLab8_4_命令_Env(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	t.Setenv("OPENAI_API_KEY", "sk-tinypi-test-not-for-commands")
 	t.Setenv("DATABASE_URL", "postgres://agent:hunter2@db/prod")
 	t.Setenv("LANG", "C.UTF-8")
@@ -1618,7 +1640,7 @@ func ch08FailOnPending(t *testing.T, messages []Message) {
 
 func TestLab8_5_接入循环_README(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{})
 	const readme = "# tiny-pi\nA small agent runtime.\n"
 	ch08WriteFile(t, filepath.Join(env.dir, "README.md"), readme)
@@ -1675,7 +1697,7 @@ func TestLab8_5_接入循环_README(t *testing.T) {
 
 func TestLab8_5_接入循环_Tools(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	before := env.outsideSnapshot(t)
 	registry := MustRegistry(env.ws.Tools()...)
@@ -1752,7 +1774,7 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 
 func TestLab8_5_接入循环_Timeout(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	// bash runs a command that never ends: once with "timeout": 0.25 on a workspace whose
 	// CommandTimeout is a minute, once without a timeout on a workspace whose CommandTimeout is
 	// 250ms. Each must time out; the test cancels a call after ch08Guard/2 so that a command that
