@@ -48,6 +48,7 @@ func (a *app) devCheckCommand() *cobra.Command {
 			for _, ch := range result.Chapters {
 				a.printProvenance(ch, cache != nil && result.CacheErr == nil)
 			}
+			devcheck.PrintFailures(a.stdout, devcheck.Options{ASCII: !a.color}, result)
 			failed := 0
 			for _, ch := range result.Chapters {
 				for _, check := range ch.Checks {

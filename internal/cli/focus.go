@@ -10,15 +10,18 @@ import (
 )
 
 // focusOverlay writes a go build overlay (`go help build`, -overlay) that hides the test files
-// of the practice directory root that the chapter's focused tests do not need
+// of the practice directory root that the kit wrote there (kitTests: the provenance's test
+// files) and that neither the chapter's focused tests nor the learner's own test files need
 // (testfiles.Needed), and returns its name and a function that removes it. A chapter's package
 // holds every earlier chapter's tests too, and compiling them was most of the time of an edit →
-// test cycle; the tests that run, and what they report, are the same without them. name is ""
-// when nothing can be hidden (a file does not parse, the chapter has no test file): run the
-// whole package then. The overlay file lives in the temporary directory, never in root.
-func focusOverlay(root string, ch *manifest.Chapter) (name string, remove func()) {
+// test cycle; the tests that run, and what they report, are the same without them. A test file
+// the learner added is never hidden: a test of theirs that the lab pattern matches runs as it
+// would under go test. name is "" when nothing can be hidden (a file does not parse, the chapter
+// has no test file, the kit's files are not known): run the whole package then. The overlay
+// file lives in the temporary directory, never in root.
+func focusOverlay(root string, ch *manifest.Chapter, kitTests map[string]string) (name string, remove func()) {
 	remove = func() {}
-	if ch.TestFile == "" {
+	if ch.TestFile == "" || len(kitTests) == 0 {
 		return "", remove
 	}
 	matches, err := filepath.Glob(filepath.Join(root, "*_test.go"))
@@ -33,7 +36,13 @@ func focusOverlay(root string, ch *manifest.Chapter) (name string, remove func()
 		}
 		files[filepath.Base(m)] = src
 	}
-	keep, ok := testfiles.Needed(files, ch.TestFile)
+	roots := []string{ch.TestFile}
+	for f := range files {
+		if _, kits := kitTests[f]; !kits && f != ch.TestFile {
+			roots = append(roots, f) // the learner's own
+		}
+	}
+	keep, ok := testfiles.Needed(files, roots...)
 	if !ok || len(keep) == len(files) {
 		return "", remove
 	}

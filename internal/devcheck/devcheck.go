@@ -212,6 +212,24 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 	return result, nil
 }
 
+// PrintFailures writes every failed check of result again, with its detail, as opts marks
+// them. The command calls it last, just before its verdict: a long run's failure is printed
+// when it happens, hundreds of lines up, and a log that keeps only its tail (a CI page, a
+// terminal's scrollback) must still say what failed and why.
+func PrintFailures(w io.Writer, opts Options, result *Result) {
+	if result.Failed() == 0 {
+		return
+	}
+	fmt.Fprintln(w, "failed checks:")
+	for _, r := range result.Chapters {
+		for _, c := range r.Checks {
+			if !c.OK {
+				printCheck(w, opts, r.Number, c)
+			}
+		}
+	}
+}
+
 // runCache returns the cache of this run, its go environment filled in: nil when opts has none,
 // and an error when the go environment cannot be found (no chapter can use the cache then).
 func (opts Options) runCache(ctx context.Context) (*Cache, error) {
@@ -333,7 +351,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 		run: func(context.Context, string) (Check, error) {
 			return checkContent(b.FS(), ch), nil
 		},
-	}, languageTask(b, ch), textsTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
+	}, languageTask(b, ch), textsTask(b, ch), countsTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
 	tasks = append(tasks, diagnosisTask(b, ch)...)
 	return append(tasks, regionTasks(b, ch)...) // devcheck_regions.go
 }
@@ -394,7 +412,7 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 		return fail("go build ./... failed:\n%s", clip(out)), nil
 	}
 	first := ch.Labs[0]
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
 	if err != nil {
 		return Check{}, err
 	}
@@ -418,7 +436,7 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	if err := t.Write(dir); err != nil {
 		return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
 	}
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
 	if err != nil {
 		return Check{}, err
 	}
@@ -512,16 +530,37 @@ func checkMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *
 	if err != nil {
 		return Check{}, nil, err
 	}
+	return mutantVerdict(lab, report, note), report, nil
+}
+
+// checkWovenMutant proves rule 5 for m, which is woven into the chapter's schema build
+// (schema.go): m's lab's tests run there with m selected, and one of them must fail. The build
+// compiled, so m's code does.
+func checkWovenMutant(ctx context.Context, ch *manifest.Chapter, m *manifest.Mutant, schema *chapterSchema) (Check, *gotest.Report, error) {
+	lab, err := ch.Lab(m.Lab)
+	if err != nil {
+		return fail("%v", err), nil, nil
+	}
+	report, err := gotest.Run(ctx, schema.run(lab.Pattern, m.Name))
+	if err != nil {
+		return Check{}, nil, err
+	}
+	return mutantVerdict(lab, report, ""), report, nil
+}
+
+// mutantVerdict is rule 5's verdict on a run of m's lab's tests with m applied; note is kept on
+// a pass.
+func mutantVerdict(lab *manifest.Lab, report *gotest.Report, note string) Check {
 	if report.BuildFailed {
-		return fail("does not compile:\n%s", clip(report.BuildOutput)), report, nil
+		return fail("does not compile:\n%s", clip(report.BuildOutput))
 	}
 	tests := progress.LabTests(lab, report)
 	for _, r := range tests {
 		if r.Failed {
-			return Check{OK: true, Detail: note}, report, nil
+			return Check{OK: true, Detail: note}
 		}
 	}
-	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID), report, nil
+	return fail("all %d test(s) of lab %s pass with the mutant applied; they do not catch it", len(tests), lab.ID)
 }
 
 // runMutant writes the mutated target t into dir and runs lab's tests there: first with only
@@ -536,7 +575,7 @@ func runMutant(ctx context.Context, t tree.Tree, ch *manifest.Chapter, m *manife
 		if err := t.Write(dir); err != nil {
 			return nil, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
 		}
-		return gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Run: lab.Pattern, Env: gotest.OfflineEnv(), Timeout: testTimeout})
+		return gotest.Run(ctx, mutantTestRun(dir, lab))
 	}
 	if pruned, ok := withTestsOf(t, ch.TestFile); ok {
 		small, err := run(pruned)
@@ -552,6 +591,12 @@ func runMutant(ctx context.Context, t tree.Tree, ch *manifest.Chapter, m *manife
 	}
 	report, err = run(t)
 	return report, "", err
+}
+
+// mutantTestRun returns the options of a run of lab's tests on a mutated tree in dir: unoptimised,
+// without go test's vet, since only what the tests report counts.
+func mutantTestRun(dir string, lab *manifest.Lab) gotest.Options {
+	return gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout}
 }
 
 // checkTestsMatchOnePattern proves the first half of rule 2: every Test function of the

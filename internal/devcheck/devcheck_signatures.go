@@ -34,6 +34,7 @@ const SignatureRuns = 5
 func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 	runs := newMutantRuns(len(ch.Mutants))
 	committed, _ := signature.Load(b.FS(), ch.Number) // nil when missing or broken: rule 7 says so
+	schema := &chapterSchema{}
 	var tasks []task
 	for i, m := range ch.Mutants {
 		tasks = append(tasks, task{
@@ -41,7 +42,10 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 			usesGo: true,
 			phase:  phaseMutant,
 			run: func(ctx context.Context, dir string) (Check, error) {
-				check, report, err := checkMutant(ctx, b, ch, m, dir)
+				if err := schema.prepare(ctx, b, ch, dir); err != nil {
+					return Check{}, err
+				}
+				check, report, rerun, err := proveMutant(ctx, b, ch, m, schema, dir)
 				if err != nil {
 					return Check{}, err
 				}
@@ -53,7 +57,7 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 				if sig, ok := committed.Mutant(m.Name); ok && report != nil && !report.BuildFailed && len(sig.Inconsistencies(failures)) > 0 {
 					lab, _ := ch.Lab(m.Lab) // checkMutant ran its tests, so the lab exists
 					for tries := 1; tries < SignatureRuns; tries++ {
-						again, err := rerunLab(ctx, dir, lab)
+						again, err := rerunLab(ctx, rerun(lab), lab)
 						if err != nil {
 							return Check{}, err
 						}
@@ -92,11 +96,23 @@ type mutantRun struct {
 	varied   bool
 }
 
-// rerunLab runs lab's tests again in dir, where a mutated tree already is, and returns the
-// failures. -count=1 makes go run them rather than replay its cached result.
-func rerunLab(ctx context.Context, dir string, lab *manifest.Lab) ([]signature.Failure, error) {
-	env := append(gotest.OfflineEnv(), "GOFLAGS=-mod=readonly -count=1")
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Run: lab.Pattern, Env: env, Timeout: testTimeout})
+// proveMutant proves rule 5 for m, in the chapter's schema build when m is woven into it
+// (checkWovenMutant), else in a tree of its own in dir (checkMutant), and returns also the options
+// that run m's lab's tests again the same way, for rerunLab.
+func proveMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *manifest.Mutant, schema *chapterSchema, dir string) (Check, *gotest.Report, func(*manifest.Lab) gotest.Options, error) {
+	if schema.woven[m.Name] {
+		check, report, err := checkWovenMutant(ctx, ch, m, schema)
+		return check, report, func(lab *manifest.Lab) gotest.Options { return schema.run(lab.Pattern, m.Name) }, err
+	}
+	check, report, err := checkMutant(ctx, b, ch, m, dir)
+	return check, report, func(lab *manifest.Lab) gotest.Options { return mutantTestRun(dir, lab) }, err
+}
+
+// rerunLab runs lab's tests again with opts, those of the mutant's first run (mutantTestRun in the
+// directory where its tree is, or its schema build's run), and returns the failures; Fresh makes
+// go run them rather than replay its cached result.
+func rerunLab(ctx context.Context, opts gotest.Options, lab *manifest.Lab) ([]signature.Failure, error) {
+	report, err := gotest.Run(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -251,12 +267,16 @@ func Signatures(ctx context.Context, b *tree.Builder, opts Options) ([]*signatur
 	var jobs []job
 	for c, ch := range chapters {
 		sigs[c] = make([]signature.Mutant, len(ch.Mutants))
+		schema := &chapterSchema{}
 		for i, m := range ch.Mutants {
 			jobs = append(jobs, job{
 				dir:    fmt.Sprintf("%s-%03d", ch.Number, i),
 				usesGo: true,
 				run: func(ctx context.Context, dir string) (func(), error) {
-					check, sig, err := signMutant(ctx, b, ch, m, dir)
+					if err := schema.prepare(ctx, b, ch, dir); err != nil {
+						return nil, err
+					}
+					check, sig, err := signMutant(ctx, b, ch, m, schema, dir)
 					if err != nil {
 						return nil, err
 					}
@@ -286,11 +306,12 @@ func Signatures(ctx context.Context, b *tree.Builder, opts Options) ([]*signatur
 	return files, nil
 }
 
-// signMutant runs m's lab tests SignatureRuns times against the mutated target in dir and
-// returns rule 5's check of the first run and m's signature: the failures every run shares.
-func signMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *manifest.Mutant, dir string) (Check, signature.Mutant, error) {
+// signMutant runs m's lab tests SignatureRuns times against the mutated target (the chapter's
+// schema build when m is woven into it, else a tree of its own in dir) and returns rule 5's
+// check of the first run and m's signature: the failures every run shares.
+func signMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *manifest.Mutant, schema *chapterSchema, dir string) (Check, signature.Mutant, error) {
 	sig := signature.Mutant{Name: m.Name, Lab: m.Lab, Failures: []signature.Failure{}}
-	check, report, err := checkMutant(ctx, b, ch, m, dir)
+	check, report, rerun, err := proveMutant(ctx, b, ch, m, schema, dir)
 	if err != nil || report == nil || report.BuildFailed {
 		return check, sig, err
 	}
@@ -304,7 +325,7 @@ func signMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *m
 	}
 	runs := [][]signature.Failure{first}
 	for len(runs) < SignatureRuns {
-		again, err := rerunLab(ctx, dir, lab)
+		again, err := rerunLab(ctx, rerun(lab), lab)
 		if err != nil {
 			return Check{}, sig, err
 		}

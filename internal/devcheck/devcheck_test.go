@@ -287,6 +287,39 @@ func TestLab1_2_Twice(t *testing.T) {}
 	}
 }
 
+// TestRunMutantsWovenOrAlone: the chapter's mutants are compiled together (schema.go); when one
+// of them does not compile, each is proven on its own, and the one that does not compile says so.
+// A mutant that changes more than a function body (here: a signature) is proven on its own beside
+// the woven ones, with the same verdict.
+func TestRunMutantsWovenOrAlone(t *testing.T) {
+	for _, tt := range []struct {
+		name, square string // square: the mutant's find and replace, as YAML
+		squareOK     bool
+		detail       string
+	}{
+		{"every mutant woven", `find: "n * 2", replace: "n * n"`, true, ""},
+		{"a mutant that does not compile", `find: "n * 2", replace: "n * m"`, false, "does not compile"},
+		{"a mutant that changes a signature", `find: "func Double(n int) int {", replace: "func Double(n int) (r int) {\n\tr = n * n\n\treturn r"`, true, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fakeCourse(t)
+			yaml := fsys["checkpoints/01-calc.yaml"]
+			yaml.Data = bytes.Replace(yaml.Data, []byte(`find: "n * 2", replace: "n * n"`), []byte(tt.square), 1)
+			res, out := run(t, fsys, "1")
+			got := outcomes(res)
+			if !got["01 mutant minus: compiles and lab 1.1 catches it"] {
+				t.Errorf("mutant minus: not proven caught\n%s", out)
+			}
+			if got["01 mutant square: compiles and lab 1.2 catches it"] != tt.squareOK {
+				t.Errorf("mutant square: OK = %v, want %v\n%s", !tt.squareOK, tt.squareOK, out)
+			}
+			if !strings.Contains(out, tt.detail) {
+				t.Errorf("output lacks %q:\n%s", tt.detail, out)
+			}
+		})
+	}
+}
+
 // TestFlakyTestFails: a focused test that fails on one run in three is found by rule 8, which
 // names it and its failure rate.
 func TestFlakyTestFails(t *testing.T) {

@@ -24,3 +24,21 @@ func TestPrintCheckMarks(t *testing.T) {
 		}
 	}
 }
+
+func TestPrintFailuresRepeatsEveryFailedCheck(t *testing.T) {
+	result := &Result{Chapters: []ChapterResult{
+		{Number: "07", Checks: []Check{{Name: "target", OK: true}, {Name: "mutant m", Detail: "not caught"}}},
+		{Number: "08", Checks: []Check{{Name: "flake", Detail: "T is flaky"}}},
+	}}
+	var b strings.Builder
+	PrintFailures(&b, Options{ASCII: true}, result)
+	want := "failed checks:\n07 FAIL mutant m\n      not caught\n08 FAIL flake\n      T is flaky\n"
+	if b.String() != want {
+		t.Errorf("PrintFailures = %q, want %q", b.String(), want)
+	}
+	b.Reset()
+	PrintFailures(&b, Options{}, &Result{Chapters: []ChapterResult{{Number: "07", Checks: []Check{{Name: "target", OK: true}}}}})
+	if b.String() != "" {
+		t.Errorf("PrintFailures with nothing failed = %q, want nothing", b.String())
+	}
+}

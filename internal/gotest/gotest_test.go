@@ -143,6 +143,41 @@ func TestRunPatternAndRace(t *testing.T) {
 	}
 }
 
+// gcflagsTest fails unless the binary was built with the -gcflags it names: go records the
+// flags of a build in the binary's build information.
+const gcflagsTest = `package m
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+func TestFlags(t *testing.T) {
+	info, _ := debug.ReadBuildInfo()
+	for _, s := range info.Settings {
+		if s.Key == "-gcflags" {
+			t.Logf("-gcflags=%s", s.Value)
+			if s.Value != "-N -l" {
+				t.Fatalf("-gcflags=%q", s.Value)
+			}
+			return
+		}
+	}
+	t.Fatal("no -gcflags")
+}
+`
+
+func TestRunUnoptimized(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": gcflagsTest})
+	for _, unoptimized := range []bool{true, false} {
+		report, err := Run(context.Background(), Options{Dir: dir, Unoptimized: unoptimized, Fresh: true, Env: OfflineEnv()})
+		require.NoError(t, err)
+		if report.OK() != unoptimized {
+			t.Errorf("Unoptimized %v: the test binary's -gcflags check passed %v, want %v\n%+v", unoptimized, report.OK(), unoptimized, report.Tests)
+		}
+	}
+}
+
 func TestRunBuildFailure(t *testing.T) {
 	dir := writeModule(t, map[string]string{
 		"m_test.go": "package m\n\nimport \"testing\"\n\nfunc TestX(t *testing.T) { var n int = \"s\"; _ = n }\n",
@@ -372,5 +407,35 @@ func TestDifference(t *testing.T) {
 				t.Errorf("Difference (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBinaryReportsAsRun: a test binary built by Compile and run with Options.Binary reports the
+// same tests, first failures and exit code as go test does on the package; a package that does
+// not compile is a build failure.
+func TestBinaryReportsAsRun(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
+	bin := filepath.Join(t.TempDir(), "m.test")
+	built, err := Compile(context.Background(), Options{Dir: dir, Env: OfflineEnv(), SkipTestVet: true, Unoptimized: true}, bin)
+	require.NoError(t, err)
+	require.False(t, built.BuildFailed, "BuildFailed: %s", built.BuildOutput)
+	for _, pattern := range []string{"", "^TestPass$"} {
+		viaGo, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Run: pattern, Fresh: true})
+		require.NoError(t, err)
+		viaBinary, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Run: pattern, Fresh: true, Binary: bin, Timeout: time.Minute})
+		require.NoError(t, err)
+		if diff := cmp.Diff(summarize(viaGo.Tests), summarize(viaBinary.Tests)); diff != "" {
+			t.Errorf("-run %q: tests (-go test +binary):\n%s", pattern, diff)
+		}
+		if viaBinary.ExitCode != viaGo.ExitCode || viaBinary.BuildFailed {
+			t.Errorf("-run %q: binary's exit code %d, build failed %v; go test's exit code %d", pattern, viaBinary.ExitCode, viaBinary.BuildFailed, viaGo.ExitCode)
+		}
+	}
+
+	broken := writeModule(t, map[string]string{"m_test.go": "package m\n\nfunc broken() int { return \"x\" }\n"})
+	report, err := Compile(context.Background(), Options{Dir: broken, Env: OfflineEnv()}, filepath.Join(t.TempDir(), "b.test"))
+	require.NoError(t, err)
+	if !report.BuildFailed || !strings.Contains(report.BuildOutput, "cannot use") {
+		t.Errorf("a package that does not compile: BuildFailed %v, output %q", report.BuildFailed, report.BuildOutput)
 	}
 }

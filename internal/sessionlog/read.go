@@ -131,13 +131,12 @@ type reader struct {
 	reported int64 // the bytes read when progress was last called
 	size     int64 // the file's size when it was opened
 
-	off     int64  // where the next line starts
-	long    []byte // a line longer than the bufio buffer, assembled
-	lineNo  int    // the number of the line last read
-	askers  map[string]int
-	names   map[string]string // tool names, kept once
-	log     *Log
-	pending *Error // a torn last line, reported after the events before it
+	off    int64  // where the next line starts
+	long   []byte // a line longer than the bufio buffer, assembled
+	lineNo int    // the number of the line last read
+	askers map[string]int
+	names  map[string]string // tool names, kept once
+	log    *Log
 }
 
 // nextLine returns the next line, which starts at off in the file, with its "\n" if it has one

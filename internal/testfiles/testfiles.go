@@ -18,17 +18,22 @@ import (
 
 // Needed returns the root test files (names in files, which holds the _test.go files of a
 // package's directory, keyed by slash-separated name relative to it, with their source) that the
-// tests in testFile need: testFile itself, every file that declares a name a needed file
+// tests in the roots need: the roots themselves, every file that declares a name a needed file
 // mentions, every file that declares methods on such a name (or, for a type of the package
-// itself, a method called like a name a needed file mentions), and every
-// file that declares init or TestMain (they run whatever the tests are). The analysis is by name,
-// not by type, so it keeps more than it must (a local variable called like a declaration keeps
-// that declaration's file), never less. ok is false when testFile is not among files, when a file
-// does not parse, or when a file belongs to an external test package (package x_test): use every
-// file then. Files that are not root _test.go files are ignored.
-func Needed(files map[string][]byte, testFile string) (keep map[string]bool, ok bool) {
-	if _, found := files[testFile]; !found || !IsRootTest(testFile) {
+// itself, a method called like a name a needed file mentions), and every file that declares
+// init or TestMain (they run whatever the tests are). The analysis is by name, not by type, so
+// it keeps more than it must (a local variable called like a declaration keeps that
+// declaration's file), never less. ok is false when no root is given or a root is not among
+// files, when a file does not parse, or when a file belongs to an external test package
+// (package x_test): use every file then. Files that are not root _test.go files are ignored.
+func Needed(files map[string][]byte, roots ...string) (keep map[string]bool, ok bool) {
+	if len(roots) == 0 {
 		return nil, false
+	}
+	for _, r := range roots {
+		if _, found := files[r]; !found || !IsRootTest(r) {
+			return nil, false
+		}
 	}
 	type file struct {
 		always bool            // it declares init or TestMain, which run whatever the tests are
@@ -98,8 +103,14 @@ func Needed(files map[string][]byte, testFile string) (keep map[string]bool, ok 
 			needs[m.name] = append(needs[m.name], m.file)
 		}
 	}
-	keep = map[string]bool{testFile: true}
-	queue := []string{testFile}
+	keep = map[string]bool{}
+	var queue []string
+	for _, r := range roots {
+		if !keep[r] {
+			keep[r] = true
+			queue = append(queue, r)
+		}
+	}
 	for p, info := range parsed {
 		if info.always && !keep[p] {
 			keep[p] = true

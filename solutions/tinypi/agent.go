@@ -340,7 +340,8 @@ func (a *Agent) endRunLocked() (dropped []Message) {
 // Abort cancels the active run, if any, and returns without waiting, also when called from a
 // subscriber: the run ends aborted, every tool call in it still gets its result, and what its
 // queues still hold is reported in run_end's Dropped. With no active run it does nothing (the
-// next run is not affected). Use WaitForIdle to wait for the end.
+// next run is not affected). Use WaitForIdle to wait for the end. The run's context is cancelled
+// before Abort returns.
 func (a *Agent) Abort() {
 	//lab:begin 9.4
 	a.mu.Lock()

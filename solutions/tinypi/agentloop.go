@@ -83,8 +83,10 @@ type AgentLoopOptions struct {
 	//chapter:begin 10
 	// Session, when set, is the run's event log and the only source of what the model sees. The
 	// run starts from Session.Messages() (Context.Messages is ignored), logs every message it
-	// adds, logs each tool call before it runs, and builds every request from the log. The run
-	// does not close the session.
+	// adds, logs each tool call before it runs, and builds every request from the log. Steering
+	// and FollowUp may then hand over only user and assistant messages: a message the log refuses
+	// (a tool result, which enters the log only through its batch) makes the run panic rather than
+	// sit in the transcript unlogged. The run does not close the session.
 	Session *Session
 	//chapter:end
 }

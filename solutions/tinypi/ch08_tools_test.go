@@ -22,6 +22,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -158,11 +159,21 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 		{"...", "..."},
 		{"a/b/c/", "a/b/c"},
 		{".", "."},
+		// A drive is a letter and a colon at the start; a colon anywhere else is part of a name.
+		{"notes:v2.txt", "notes:v2.txt"},
+		{"a/C:b", "a/C:b"},
+		{"ab:c", "ab:c"},
+		// Exactly MaxPathLength bytes is not longer than the limit.
+		{strings.Repeat("a/", 2047) + "ab", strings.Repeat("a/", 2047) + "ab"},
 	}
 	for _, c := range allowed {
 		got, err := LocalPath(c.in)
 		if err != nil || got != c.want {
-			t.Errorf("LocalPath(%q) = %q, %v; want %q, nil (this path stays inside the workspace)", c.in, got, err, c.want)
+			name, want := c.in, c.want
+			if len(name) > 40 {
+				name, want = name[:40]+"…", want[:40]+"…"
+			}
+			t.Errorf("LocalPath(%q) = %.40q, %v; want %q, nil (this path stays inside the workspace; a path of %d bytes is within the limit of %d)", name, got, err, want, len(c.in), MaxPathLength)
 		}
 	}
 	// Every refusal has its own sentence, word for word as the card gives it: the model reads
@@ -188,6 +199,15 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 		{"C:/Windows/win.ini", `path "C:/Windows/win.ini" names a Windows drive; give a path relative to the workspace`, false},
 		{"c:secret.txt", `path "c:secret.txt" names a Windows drive; give a path relative to the workspace`, false},
 		{strings.Repeat("a/", 2100), "path is 4200 bytes long; the limit is 4096", false},
+		{strings.Repeat("a", 4097), "path is 4097 bytes long; the limit is 4096", false},
+		// The length is counted in bytes: 1366 "文" are 4098 bytes (three each).
+		{strings.Repeat("文", 1366), "path is 4098 bytes long; the limit is 4096", false},
+		// The seven kinds are checked in the card's order: the first that matches gives the error.
+		{"/x\x00", `path "/x\x00" contains a NUL byte`, false},
+		{"/" + strings.Repeat("a", 4200), "path is 4201 bytes long; the limit is 4096", false},
+		{`/docs\guide.md`, `path "/docs\\guide.md" contains a backslash; separate names with "/"`, false},
+		{"C:/../../x", `path "C:/../../x" names a Windows drive; give a path relative to the workspace`, false},
+		{"/a/../../x", `path leaves the workspace: "/a/../../x" is absolute; give a path relative to the workspace`, true},
 	}
 	for _, c := range refused {
 		got, err := LocalPath(c.in)
@@ -196,11 +216,11 @@ func TestLab8_1_工作区路径_Lexical(t *testing.T) {
 			name = name[:40] + "…"
 		}
 		if err == nil {
-			t.Errorf("LocalPath(%q) = %q, nil; want the error %q", name, got, c.want)
+			t.Errorf("LocalPath(%q) = %.40q, nil; want the error %q", name, got, c.want)
 			continue
 		}
 		if err.Error() != c.want {
-			t.Errorf("LocalPath(%q) error = %q; want %q", name, err, c.want)
+			t.Errorf("LocalPath(%q) error = %.120q; want %q (the card's seven kinds, checked in its order; N is the length in bytes)", name, err.Error(), c.want)
 		}
 		if errors.Is(err, ErrOutsideWorkspace) != c.outside {
 			t.Errorf("LocalPath(%q): errors.Is(err, ErrOutsideWorkspace) = %v, want %v", name, !c.outside, c.outside)
@@ -260,6 +280,7 @@ func ch08Links(t *testing.T, env *ch08Env) {
 
 func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 	defer guardLab(t)
+	ch08Umask(t, 0o022) // the modes of new directories below do not depend on the machine
 	env := ch08Setup(t, WorkspaceOptions{})
 	ch08Links(t, env)
 	abs := filepath.Join(env.outside, "secret.txt")
@@ -324,11 +345,32 @@ func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 		}
 		f.Close()
 	}
-	if err := env.ws.MkdirAll("made/deeper", 0o755); err != nil {
+	// Each method does what the method of the same name on the os.Root does: Stat follows a
+	// link in the last name, MkdirAll creates with the mode it is given, Remove removes a file or
+	// an empty directory, never a directory with what is in it.
+	if info, err := env.ws.Stat("inner-link"); err != nil || !info.Mode().IsRegular() || info.Size() != int64(len("inside\n")) {
+		t.Errorf("Stat(inner-link), a link to docs/guide.md: %v, %v; want the file it points to, a regular file of 7 bytes (Stat follows a link, only Lstat does not)", ch08Kind(info), err)
+	}
+	if err := env.ws.MkdirAll("made/deeper", 0o750); err != nil {
 		t.Errorf("MkdirAll(made/deeper) inside the workspace: %v", err)
+	}
+	for _, name := range []string{"made", "made/deeper"} {
+		if info, err := os.Stat(filepath.Join(env.dir, name)); err != nil || info.Mode().Perm() != 0o750 {
+			var mode fs.FileMode
+			if info != nil {
+				mode = info.Mode()
+			}
+			t.Errorf("after MkdirAll(made/deeper, 0750) with the umask 022, %s is %v, %v; want drwxr-x---: MkdirAll creates with the mode it is given", name, mode, err)
+		}
 	}
 	if err := env.ws.Rename("docs/guide.md", "made/guide.md"); err != nil {
 		t.Errorf("Rename inside the workspace: %v", err)
+	}
+	if err := env.ws.Remove("made"); err == nil {
+		t.Errorf("Remove(made), a directory holding deeper and guide.md: no error; Remove removes a file or an empty directory only")
+	}
+	if names := ch08DirNames(t, filepath.Join(env.dir, "made")); !cmp.Equal(names, []string{"deeper", "guide.md"}) {
+		t.Errorf("after Remove(made), made holds %q; want deeper and guide.md, untouched", names)
 	}
 	if info, err := env.ws.Lstat("inner-link"); err != nil || info.Mode()&fs.ModeSymlink == 0 {
 		t.Errorf("Lstat(inner-link) = %v, %v; want the link itself, not the file it points to", info, err)
@@ -359,7 +401,7 @@ func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 
 func TestLab8_1_工作区路径_Swap(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{})
 	sub := filepath.Join(env.dir, "sub")
 	ch08WriteFile(t, filepath.Join(sub, "notes.txt"), "inside\n")
@@ -382,37 +424,6 @@ func TestLab8_1_工作区路径_Swap(t *testing.T) {
 		t.Errorf("creating sub/new.txt after sub became a link out: %v", err)
 	}
 	ch08Unchanged(t, "after the swap between calls", env, before)
-
-	// During calls: another goroutine swaps sub between the directory and the link out while
-	// files are created under it. Whichever it meets, no file may appear outside.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			os.Remove(sub)
-			if i%2 == 0 {
-				os.Rename(sub+".real", sub)
-			} else {
-				os.Rename(sub, sub+".real")
-				os.Symlink("../outside", sub)
-			}
-		}
-	}()
-	for i := range 300 {
-		if f, err := env.ws.OpenFile(fmt.Sprintf("sub/race-%d.txt", i), os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
-			f.Close()
-		}
-	}
-	close(stop)
-	wg.Wait()
-	ch08Unchanged(t, "after the swaps during calls", env, before)
 }
 
 func TestLab8_1_工作区路径_Moved(t *testing.T) {
@@ -569,6 +580,26 @@ func TestLab8_2_读取_Caps(t *testing.T) {
 		t.Errorf("Read(rows.txt, offset 7) = %+v, %v; want to go on at row 07", got, err)
 	}
 
+	// The cap counts every byte of the text, line breaks included, and a text of exactly the cap
+	// is not over it.
+	ch08WriteFile(t, filepath.Join(env.dir, "exact.txt"), strings.Repeat("seven..\n", 8)+"ninth\n") // 8 lines of 8 bytes
+	ch08WriteFile(t, filepath.Join(env.dir, "breaks.txt"), strings.Repeat("twelve bytes\n", 5))     // 5 lines of 13 bytes
+	caps := []struct {
+		name, file string
+		want       ReadResult
+	}{
+		{"lines that fill the cap exactly are kept", "exact.txt", ReadResult{Text: strings.Repeat("seven..\n", 8), FirstLine: 1, LastLine: 8, Truncated: true, NextOffset: 9,
+			Note: "[output capped at 64 bytes after line 8; read on with offset=9]"}},
+		{"the line breaks count towards the cap", "breaks.txt", ReadResult{Text: strings.Repeat("twelve bytes\n", 4), FirstLine: 1, LastLine: 4, Truncated: true, NextOffset: 5,
+			Note: "[output capped at 64 bytes after line 4; read on with offset=5]"}},
+	}
+	for _, c := range caps {
+		got, err := env.ws.Read(c.file, 0, 0)
+		if diff := cmp.Diff(c.want, got); diff != "" || err != nil {
+			t.Errorf("%s: Read(%s) with a 64-byte cap = %s, %v; want %s (never over the cap, every byte counted; reaching it is fine)", c.name, c.file, ch08Window(got), err, ch08Window(c.want))
+		}
+	}
+
 	// A first line longer than the cap is cut inside it, never inside a character: 64 bytes end
 	// in the middle of the 22nd "中" (3 bytes each), so the text is 21 of them, 63 bytes.
 	long := strings.Repeat("中", 30) + "\nnext\n" // 90 bytes, then a second line
@@ -596,9 +627,11 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 	env := ch08Setup(t, WorkspaceOptions{})
 	ch08WriteFile(t, filepath.Join(env.dir, "logo.png"), "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	ch08WriteFile(t, filepath.Join(env.dir, "docs", "a.md"), "a\n")
+	ch08WriteFile(t, filepath.Join(env.dir, "late-nul.txt"), strings.Repeat("a", 1000)+"\x00\n") // a NUL at byte 1000 < binarySniffLen
 	ch08Symlink(t, "../outside/secret.txt", filepath.Join(env.dir, "file-link"))
 	refusals := []struct{ name, want string }{
 		{"logo.png", "logo.png looks like a binary file (it has NUL bytes); read shows text files only"},
+		{"late-nul.txt", "late-nul.txt looks like a binary file (it has NUL bytes); read shows text files only"},
 		{"docs", "docs is a directory, not a file"},
 		{"missing.md", "no such file"},
 		{"file-link", "escapes"},
@@ -607,7 +640,7 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 	for _, r := range refusals {
 		got, err := env.ws.Read(r.name, 0, 0)
 		if err == nil {
-			t.Errorf("Read(%s) = %q, nil; want an error that says %q", r.name, got.Text, r.want)
+			t.Errorf("Read(%s) = %.60q, nil; want an error that says %q", r.name, got.Text, r.want)
 			continue
 		}
 		if !strings.Contains(err.Error(), r.want) {
@@ -637,6 +670,27 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 	case err.Error() != "pipe is a named pipe, not a regular file":
 		t.Errorf("Read(pipe), a named pipe: error %q; want \"pipe is a named pipe, not a regular file\"", err)
 	}
+
+	// A refused file is closed: a hundred refused reads of a directory leave no descriptor open.
+	// Linux lists a process's open descriptors in /proc/self/fd.
+	if fds, err := os.ReadDir("/proc/self/fd"); err == nil {
+		for range 100 {
+			env.ws.Read("docs", 0, 0)
+		}
+		after, _ := os.ReadDir("/proc/self/fd")
+		if len(after) > len(fds)+10 {
+			t.Errorf("100 refused reads of the directory docs: %d open descriptors before, %d after; openRegular must close the file it refuses", len(fds), len(after))
+		}
+	}
+
+	// A device is not a regular file either: /dev/null, read through a workspace opened on /dev.
+	if dev, err := OpenWorkspace("/dev", WorkspaceOptions{}); err == nil {
+		defer dev.Close()
+		const want = "null is a device, not a regular file"
+		if got, err := dev.Read("null", 0, 0); err == nil || err.Error() != want {
+			t.Errorf("Read(null) in a workspace on /dev = %s, %v; want the error %q: whatever is not a regular file is refused", ch08Window(got), err, want)
+		}
+	}
 }
 
 // ch08NoWait runs f, which may open the named pipe fifo, and returns true and f's error. When f
@@ -645,19 +699,7 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 // waited for the pipe. A panic in f (a stub) fails the test with the lab's message.
 func ch08NoWait(t *testing.T, fifo string, f func() error) (bool, error) {
 	t.Helper()
-	type outcome struct {
-		err error
-		p   any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		defer func() {
-			o.p = recover()
-			done <- o
-		}()
-		o.err = f()
-	}()
+	done := ch08Start(func() (struct{}, error) { return struct{}{}, f() })
 	select {
 	case o := <-done:
 		if o.p != nil {
@@ -724,6 +766,38 @@ func TestLab8_2_读取_Big(t *testing.T) {
 		t.Errorf("readLines(endless.txt, 3, 2) = %s, %v; want %s", ch08Window(got), err, ch08Window(want))
 	}
 
+	// Lines before the window are skipped, not kept: reading line 80,001 after 8,000,000 bytes of
+	// lines allocates little.
+	var skipped strings.Builder
+	for range 80_000 {
+		skipped.WriteString(strings.Repeat("x", 99) + "\n")
+	}
+	skipped.WriteString("window\n")
+	content := skipped.String()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	got, err = readLines(strings.NewReader(content), "skip.txt", 80_001, 1, DefaultReadMaxBytes)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 2<<20 {
+		t.Errorf("to show line 80,001 after 8,000,000 bytes of lines, readLines allocated more than 2 MiB; lines before the window are skipped, not kept\n(it allocated %s)", ch08Size(grew))
+	}
+	want = ReadResult{Text: "window\n", FirstLine: 80_001, LastLine: 80_001}
+	if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		t.Errorf("readLines(skip.txt, 80001, 1) = %s, %v; want %s", ch08Window(got), err, ch08Window(want))
+	}
+
+	// A reader that gives one byte at a time, and a first line that ends at byte binarySniffLen
+	// (8000): the look for NUL bytes buffered exactly that line, so when the window is full
+	// nothing is buffered, and only asking the reader (Peek(1)) tells that the file goes on.
+	firstLine := strings.Repeat("a", 7999) + "\n"
+	got, err = readLines(iotest.OneByteReader(strings.NewReader(firstLine+"b\n")), "slow.txt", 1, 1, DefaultReadMaxBytes)
+	want = ReadResult{Text: firstLine, FirstLine: 1, LastLine: 1, Truncated: true, NextOffset: 2,
+		Note: "[lines 1-1 of slow.txt shown; the file goes on: read on with offset=2]"}
+	if diff := cmp.Diff(want, got); diff != "" || err != nil {
+		got.Text, want.Text = fmt.Sprintf("(%d bytes)", len(got.Text)), "(8000 bytes)"
+		t.Errorf("readLines(slow.txt, 1, 1) from a reader that gives one byte at a time = %s, %v; want %s (after the window, Peek(1) whether anything follows, even when nothing is buffered)", ch08Window(got), err, ch08Window(want))
+	}
+
 	// The first lines of a 64 MiB file (2000 lines, then zeros, stored sparse): Read must not load
 	// the file.
 	env := ch08Setup(t, WorkspaceOptions{})
@@ -778,6 +852,44 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 	}
 	if info, err := os.Stat(todo); err == nil && info.Mode().Perm() != 0o644 {
 		t.Errorf("the new file notes/2026/todo.md has mode %v; want -rw-r--r--, 0644 less the umask 022, as os.WriteFile would give it", info.Mode().Perm())
+	}
+	for _, name := range []string{"notes", "notes/2026"} {
+		if info, err := os.Stat(filepath.Join(env.dir, name)); err == nil && info.Mode().Perm() != 0o755 {
+			t.Errorf("the new directory %s has mode %v; want drwxr-xr-x, 0755 less the umask 022", name, info.Mode())
+		}
+	}
+
+	// Under other umasks too, a new file is 0644 less the umask and a new directory 0755 less the
+	// umask. The umask belongs to the whole process: a test that sets it must not run in parallel
+	// with tests that create files (none of this file's tests is parallel).
+	umasks := []struct {
+		mask              int
+		dir, file         string
+		dirMode, fileMode fs.FileMode
+	}{
+		{0o077, "private", "private/new.txt", 0o700, 0o600},
+		{0o002, "group", "group/new.txt", 0o755, 0o644},
+	}
+	for _, u := range umasks {
+		syscall.Umask(u.mask)
+		err := env.ws.WriteFile(u.file, []byte("x\n"))
+		syscall.Umask(0o022)
+		if err != nil {
+			t.Errorf("WriteFile(%s) with the umask %03o: %v", u.file, u.mask, err)
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			want fs.FileMode
+		}{{u.dir, u.dirMode | fs.ModeDir}, {u.file, u.fileMode}} {
+			if info, err := os.Stat(filepath.Join(env.dir, c.name)); err != nil || info.Mode() != c.want {
+				var got fs.FileMode
+				if info != nil {
+					got = info.Mode()
+				}
+				t.Errorf("with the umask %03o, the new %s is %v, %v; want %v: a new file is 0644 less the umask, a new directory 0755 less the umask (set no mode on a new file after creating it)", u.mask, c.name, got, err, c.want)
+			}
+		}
 	}
 
 	// Replacing a file puts a new file in its place (written beside it, then renamed), keeps its
@@ -838,11 +950,15 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(env.dir, "adir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := env.ws.WriteFile("adir", []byte("x")); err == nil || err.Error() != "adir is a directory, not a file" {
-		t.Errorf("WriteFile(adir) where adir is a directory: error %v; want \"adir is a directory, not a file\"", err)
+	// An error names the file as the model gave it, not as LocalPath cleaned it.
+	for _, name := range []string{"adir", "./adir", "bin/../adir"} {
+		want := name + " is a directory, not a file"
+		if err := env.ws.WriteFile(name, []byte("x")); err == nil || err.Error() != want {
+			t.Errorf("WriteFile(%s) where adir is a directory: error %v; want %q, the name as given", name, err, want)
+		}
 	}
-	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "notes", "share"}) {
-		t.Errorf("the workspace holds %q after the failed write; want adir, bin, notes, share", names)
+	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "group", "notes", "private", "share"}) {
+		t.Errorf("the workspace holds %q after the failed write; want adir, bin, group, notes, private, share", names)
 	}
 	ch08Symlink(t, "../outside", filepath.Join(env.dir, "link-out"))
 	ch08Symlink(t, "../outside/secret.txt", filepath.Join(env.dir, "file-link"))
@@ -876,9 +992,11 @@ func TestLab8_3_写入编辑_Names(t *testing.T) {
 	if err := os.Remove(gone.dir); err != nil {
 		t.Fatal(err)
 	}
-	const want = "write notes.txt: no such file or directory"
-	if err := gone.ws.WriteFile("notes.txt", []byte("x")); err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("WriteFile(notes.txt) in a workspace whose directory was removed: the error is not %q wrapping fs.ErrNotExist; an error names the file asked for, never the temporary file\n got: %v", want, err)
+	for _, name := range []string{"notes.txt", "./notes.txt"} {
+		want := "write " + name + ": no such file or directory"
+		if err := gone.ws.WriteFile(name, []byte("x")); err == nil || err.Error() != want || !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("WriteFile(%s) in a workspace whose directory was removed: the error is not %q wrapping fs.ErrNotExist; an error names the file asked for, as given, never the temporary file\n got: %v", name, want, err)
+		}
 	}
 }
 
@@ -1024,6 +1142,13 @@ func TestLab8_3_写入编辑_Edit(t *testing.T) {
 		}
 	}
 
+	// The two refusals of the texts come before the file is read: a missing file gets them too.
+	for _, r := range refusals[2:] {
+		if _, err := env.ws.Edit("missing.txt", r.old, r.new); err == nil || !strings.Contains(err.Error(), r.want) {
+			t.Errorf("Edit(missing.txt, %q → %q): error %v; want an error that says %q: the texts are refused before the file is read", r.old, r.new, err, r.want)
+		}
+	}
+
 	// Overlapping matches count: "aba" is at two places of "ababa".
 	ch08WriteFile(t, filepath.Join(env.dir, "pattern.txt"), "ababa\n")
 	if _, err := env.ws.Edit("pattern.txt", "aba", "X"); err == nil || !strings.Contains(err.Error(), "old_text matches 2 places") {
@@ -1084,28 +1209,67 @@ func TestLab8_3_写入编辑_Diff(t *testing.T) {
 
 // --- Lab 8.4 · bash ------------------------------------------------------------------------------
 
+// ch08Outcome is how a call that ch08Start ran ended: its results, or what it panicked with (a
+// stub panics with its lab's message).
+type ch08Outcome[T any] struct {
+	val T
+	err error
+	p   any
+}
+
+// ch08Start runs f in a goroutine and returns a channel that gets how it ended, once. The test
+// waits on the channel with its own guard, so that a call that blocks fails the test instead of
+// hanging it.
+func ch08Start[T any](f func() (T, error)) <-chan ch08Outcome[T] {
+	done := make(chan ch08Outcome[T], 1)
+	go func() {
+		var o ch08Outcome[T]
+		defer func() {
+			o.p = recover()
+			done <- o
+		}()
+		o.val, o.err = f()
+	}()
+	return done
+}
+
 // ch08Guard is how long a command test waits for RunCommand before it calls the run stuck. A
 // correct RunCommand returns within a second or two here; the guard turns a hang into a failure.
 const ch08Guard = 10 * time.Second
+
+// ch08LeakPatience is how long ch08NoLeaks waits for the goroutines a test started to end.
+const ch08LeakPatience = 5 * time.Second
+
+// ch08NoLeaks fails the test when goroutines other than those ignore keeps are still there
+// after ch08LeakPatience. goleak.VerifyNone alone gives up after about 0.4 s: a goroutine of
+// RunCommand that has delivered its result and is about to return may need longer to be
+// scheduled on a loaded machine, and a leak that is real is still there after 5 s.
+func ch08NoLeaks(t *testing.T, ignore goleak.Option) {
+	t.Helper()
+	deadline := time.Now().Add(ch08LeakPatience)
+	for {
+		err := goleak.Find(ignore)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Error(err)
+			return
+		}
+	}
+}
+
+// ch08ShortGrace is the KillGrace of a workspace in a test where a correct RunCommand waits the
+// whole grace (a group that ignores SIGTERM, a process that left the group). Where the grace only
+// bounds how long a process takes to die after SIGTERM, the tests keep a second: a slow machine
+// needs the room there, and a correct RunCommand does not wait it.
+const ch08ShortGrace = 200 * time.Millisecond
 
 // ch08Run runs RunCommand in a goroutine and fails the test when it does not return within
 // ch08Guard. onProgress may be nil.
 func ch08Run(t *testing.T, ctx context.Context, ws *Workspace, command string, timeout time.Duration, onProgress func(string)) CommandResult {
 	t.Helper()
-	type outcome struct {
-		res CommandResult
-		err error
-		p   any
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		defer func() {
-			o.p = recover()
-			done <- o
-		}()
-		o.res, o.err = ws.RunCommand(ctx, command, timeout, onProgress)
-	}()
+	done := ch08Start(func() (CommandResult, error) { return ws.RunCommand(ctx, command, timeout, onProgress) })
 	select {
 	case o := <-done:
 		if o.p != nil {
@@ -1114,7 +1278,7 @@ func ch08Run(t *testing.T, ctx context.Context, ws *Workspace, command string, t
 		if o.err != nil {
 			t.Fatalf("RunCommand(%q): %v", command, o.err)
 		}
-		return o.res
+		return o.val
 	case <-time.After(ch08Guard):
 		t.Fatalf("RunCommand(%q) did not return within %v: a process of the command is still running and holds the tool", command, ch08Guard)
 		return CommandResult{}
@@ -1148,7 +1312,7 @@ func ch08Forever(t *testing.T, dir string) string {
 
 func TestLab8_4_命令_Basics(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	ctx := context.Background()
 
@@ -1217,7 +1381,7 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 
 func TestLab8_4_命令_Stop(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	ctx := context.Background()
 	forever := ch08Forever(t, env.dir)
@@ -1249,10 +1413,12 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 	}
 
 	// A group that ignores SIGTERM gets SIGKILL after the grace. The run is cancelled once the
-	// trap is in place, which the command reports by printing "started".
+	// trap is in place, which the command reports by printing "started". A correct RunCommand
+	// waits the whole grace here, so this workspace's grace is short (ch08ShortGrace).
+	stubborn := ch08Setup(t, WorkspaceOptions{KillGrace: ch08ShortGrace})
 	tctx, tcancel := context.WithCancel(ctx)
 	defer tcancel()
-	res = ch08Run(t, tctx, env.ws, "trap '' TERM; echo started; "+forever, time.Minute, func(text string) {
+	res = ch08Run(t, tctx, stubborn.ws, "trap '' TERM; echo started; "+ch08Forever(t, stubborn.dir), time.Minute, func(text string) {
 		if strings.Contains(text, "started") {
 			tcancel()
 		}
@@ -1279,22 +1445,28 @@ func TestLab8_4_命令_Stop(t *testing.T) {
 
 func TestLab8_4_命令_Fork(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
-	// The shell starts a child that would sleep for a long time, and exits at once. The child is
-	// stopped with its group: the tool returns, the output closed by the child's end.
+	// The shell starts a child that would run until the test ends, and exits at once. The child is
+	// stopped with its group: the tool returns, the output closed by the child's end. Each command
+	// first checks that it runs in the workspace (which holds .forever): one that runs elsewhere
+	// ends at once, the same way every time, and leaves no daemon.pid in another directory.
 	forever := ch08Forever(t, env.dir)
-	res := ch08Run(t, context.Background(), env.ws, forever+" & echo started", time.Minute, nil)
+	const inWorkspace = "[ -p .forever ] || exit 9; "
+	res := ch08Run(t, context.Background(), env.ws, inWorkspace+forever+" & echo started", time.Minute, nil)
 	if res.Failed() || res.Output != "started\n" || res.OutputLeftOpen {
-		t.Errorf("a command that forks a child and exits: failed %v, output %q, output left open %v; want exit 0, output \"started\\n\", and the child stopped with the group\n%s", res.Failed(), res.Output, res.OutputLeftOpen, ch08Result(res))
+		t.Errorf("a command that forks a child and exits: failed %v, output left open %v; want exit 0, output \"started\\n\", and the child stopped with the group (the output is on the next line: its order may vary)\n%s", res.Failed(), res.OutputLeftOpen, ch08Result(res))
 	}
 	// A process that leaves the group (setsid) cannot be stopped with it; the tool stops reading
-	// its output after the grace instead of waiting for it.
+	// its output after the grace instead of waiting for it. A correct RunCommand waits the whole
+	// grace here (twice: after SIGTERM, after SIGKILL), so this workspace's grace is short.
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Logf("no setsid command here (%v): the part about a process that leaves its group is left out", err)
 		return
 	}
-	res = ch08Run(t, context.Background(), env.ws, "setsid sh -c \"echo \\$\\$ > daemon.pid; exec "+forever+"\" & echo started; while [ ! -s daemon.pid ]; do sleep 0.01; done", time.Minute, nil)
+	env = ch08Setup(t, WorkspaceOptions{KillGrace: ch08ShortGrace})
+	forever = ch08Forever(t, env.dir)
+	res = ch08Run(t, context.Background(), env.ws, inWorkspace+"setsid sh -c \"echo \\$\\$ > daemon.pid; exec "+forever+"\" & echo started; while [ ! -s daemon.pid ]; do sleep 0.01; done", time.Minute, nil)
 	if !res.OutputLeftOpen || res.Failed() || !strings.Contains(res.Text(), "kept its output open") {
 		t.Errorf("a command whose child left the group: output left open %v, failed %v; want OutputLeftOpen and a note in the text\n%s", res.OutputLeftOpen, res.Failed(), ch08Result(res))
 	}
@@ -1302,7 +1474,7 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 
 func TestLab8_4_命令_HugeOutput(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second, OutputHead: 4096, OutputTail: 4096})
 	const total = 100_000_000 + len("\nTAIL-MARK\n")
 	var reports, reported int
@@ -1384,7 +1556,7 @@ func ch08Ends(s string) string {
 
 func TestLab8_4_命令_Env(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	t.Setenv("OPENAI_API_KEY", "sk-tinypi-test-not-for-commands")
 	t.Setenv("DATABASE_URL", "postgres://agent:hunter2@db/prod")
 	t.Setenv("LANG", "C.UTF-8")
@@ -1468,7 +1640,7 @@ func ch08FailOnPending(t *testing.T, messages []Message) {
 
 func TestLab8_5_接入循环_README(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{})
 	const readme = "# tiny-pi\nA small agent runtime.\n"
 	ch08WriteFile(t, filepath.Join(env.dir, "README.md"), readme)
@@ -1525,7 +1697,7 @@ func TestLab8_5_接入循环_README(t *testing.T) {
 
 func TestLab8_5_接入循环_Tools(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second})
 	before := env.outsideSnapshot(t)
 	registry := MustRegistry(env.ws.Tools()...)
@@ -1602,7 +1774,7 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 
 func TestLab8_5_接入循环_Timeout(t *testing.T) {
 	defer guardLab(t)
-	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
 	// bash runs a command that never ends: once with "timeout": 0.25 on a workspace whose
 	// CommandTimeout is a minute, once without a timeout on a workspace whose CommandTimeout is
 	// 250ms. Each must time out; the test cancels a call after ch08Guard/2 so that a command that

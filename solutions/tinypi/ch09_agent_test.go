@@ -21,12 +21,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
@@ -569,6 +571,93 @@ func TestLab9_1_状态与纯归约_Reducer(t *testing.T) {
 		ch09Summary{RunID: 4, Running: true, Messages: ch09Plus(run4, "assistant/toolUse:[c2]"), Pending: []string{"c2"}})
 	step(RunEndEvent{RunID: 4, Reason: RunAborted, Error: "run ended: aborted"},
 		ch09Summary{RunID: 4, Messages: ch09Plus(run4, "assistant/toolUse:[c2]"), LastError: "run ended: aborted"})
+	ended4 := ch09Summarise(s)
+	for _, old := range []int{2, 4} {
+		if diff := ch09StateDiff(ended4, ch09Summarise(reduce(s, RunStartEvent{RunID: old, Messages: []Message{UserText("旧的")}}))); diff != "" {
+			t.Errorf("after run 4 ended, a run_start of run %d (not newer than 4) changed the state: %s", old, diff)
+		}
+	}
+
+	// run_start changes only what step 1 names. Run 5 begins while run 4 is still streaming with
+	// a call pending (its run_end was never reduced): nothing streams or is pending any more, and
+	// the prompt, tools and subscriber errors stay. A second run_start of run 4 changes nothing.
+	partial := ch09Answer("写到一半")
+	mid := AgentState{
+		SystemPrompt: "你是助手。", Tools: []ToolDefinition{{Name: "wait"}}, SubscriberErrors: []string{"旧的"},
+		RunID: 4, Running: true, Messages: []Message{UserText("第四轮")},
+		Streaming: &partial, PendingToolCalls: []ToolCall{ch09Call("c3")},
+	}
+	midSummary := ch09Summarise(mid)
+	if diff := ch09StateDiff(midSummary, ch09Summarise(reduce(mid, RunStartEvent{RunID: 4, Messages: []Message{UserText("重来")}}))); diff != "" {
+		t.Errorf("a second run_start of the current run 4 changed its state: %s", diff)
+	}
+	jumped := reduce(mid, RunStartEvent{RunID: 5, Messages: []Message{UserText("第五轮")}})
+	if diff := ch09StateDiff(ch09Summary{RunID: 5, Running: true, Messages: []string{"user:第五轮"}}, ch09Summarise(jumped)); diff != "" {
+		t.Errorf("run_start#5 over a run 4 still streaming with call c3 pending: %s", diff)
+	}
+	if jumped.SystemPrompt != "你是助手。" || len(jumped.Tools) != 1 || !slices.Equal(jumped.SubscriberErrors, []string{"旧的"}) {
+		t.Errorf("run_start#5 changed what it does not set: prompt %q, tools %v, subscriber errors %q; want 你是助手。, [wait], [旧的]",
+			jumped.SystemPrompt, jumped.Tools, jumped.SubscriberErrors)
+	}
+	ch09CheckNothingShared(t)
+}
+
+// Nothing a new state holds is shared with the event it came from or with the old state: the
+// owner of an event may change it afterwards, and an old state may be reduced along another path.
+func ch09CheckNothingShared(t *testing.T) {
+	t.Helper()
+	reduce := func(s AgentState, e AgentEvent) AgentState {
+		t.Helper()
+		return callLab(t, func() AgentState { return ReduceAgentState(s, e) })
+	}
+	// Old states whose transcripts have room for the new ones in their own arrays.
+	idle := AgentState{RunID: 5, Messages: make([]Message, 1, 8)}
+	idle.Messages[0] = UserText("旧的")
+	running := AgentState{RunID: 6, Running: true, Messages: make([]Message, 1, 8)}
+	running.Messages[0] = UserText("第六轮")
+
+	startA := []Message{UserText("甲"), ch09Answer("甲答")}
+	startedA := reduce(idle, RunStartEvent{RunID: 6, Messages: startA})
+	startedB := reduce(idle, RunStartEvent{RunID: 6, Messages: []Message{UserText("乙"), ch09Answer("乙答")}})
+	startA[0] = UserText("被换掉")
+	startA[1].(AssistantMessage).Content[0] = Text("被改掉")
+	if got, want := ch09Lines(startedA.Messages), []string{"user:甲", "assistant/stop:甲答"}; !slices.Equal(got, want) {
+		t.Errorf("run_start's transcript = %q after the event's messages were changed and the old state was reduced again, want %q: run_start keeps a deep copy in a new array", got, want)
+	}
+	if got, want := ch09Lines(startedB.Messages), []string{"user:乙", "assistant/stop:乙答"}; !slices.Equal(got, want) {
+		t.Errorf("the second run_start's transcript = %q, want %q", got, want)
+	}
+	if got := ch09Lines(idle.Messages); !slices.Equal(got, []string{"user:旧的"}) {
+		t.Errorf("run_start changed the old state's transcript to %q", got)
+	}
+
+	answer := ch09Answer("回答")
+	answered := reduce(running, RunLoopEvent{RunID: 6, Event: AssistantMessageEvent{Message: answer}})
+	answer.Content[0] = Text("被改掉")
+	if got, want := ch09Lines(answered.Messages), []string{"user:第六轮", "assistant/stop:回答"}; !slices.Equal(got, want) {
+		t.Errorf("after the event's assistant message was changed, the transcript = %q, want %q: appendMessage appends a deep copy", got, want)
+	}
+
+	endA := []Message{UserText("甲"), ch09Answer("甲答")}
+	dropped := []Message{UserText("没取")}
+	endedA := reduce(running, RunEndEvent{RunID: 6, Reason: RunAborted, Messages: endA, Dropped: dropped})
+	endedB := reduce(running, RunEndEvent{RunID: 6, Reason: RunStop, Messages: []Message{UserText("乙"), ch09Answer("乙答")}})
+	endA[0] = UserText("被换掉")
+	endA[1].(AssistantMessage).Content[0] = Text("被改掉")
+	dropped[0].(UserMessage).Content[0] = Text("被改掉")
+	dropped[0] = UserText("被换掉")
+	if got, want := ch09Lines(endedA.Messages), []string{"user:甲", "assistant/stop:甲答"}; !slices.Equal(got, want) {
+		t.Errorf("run_end's transcript = %q after the event's messages were changed and the old state was reduced again, want %q: run_end keeps a deep copy in a new array", got, want)
+	}
+	if got, want := ch09Lines(endedA.Dropped), []string{"user:没取"}; !slices.Equal(got, want) {
+		t.Errorf("run_end's Dropped = %q after the event's Dropped was changed, want %q: Dropped is deep-copied", got, want)
+	}
+	if got, want := ch09Lines(endedB.Messages), []string{"user:乙", "assistant/stop:乙答"}; !slices.Equal(got, want) {
+		t.Errorf("the second run_end's transcript = %q, want %q", got, want)
+	}
+	if got := ch09Lines(running.Messages); !slices.Equal(got, []string{"user:第六轮"}) {
+		t.Errorf("run_end changed the old state's transcript to %q", got)
+	}
 }
 
 func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
@@ -580,7 +669,7 @@ func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
 		Running:          true,
 		Streaming:        &streaming,
 		PendingToolCalls: []ToolCall{ch09Call("c1")},
-		Dropped:          []Message{UserText("插话")},
+		Dropped:          []Message{UserText("插话"), UserText("再说")},
 		SubscriberErrors: []string{"旧的"},
 	}
 	want := ch09Summarise(s)
@@ -600,8 +689,12 @@ func TestLab9_1_状态与纯归约_DeepCopy(t *testing.T) {
 		t.Fatalf("changing the copy's streaming message changed the original: %s", diff)
 	}
 	c.Dropped[0] = UserText("被换掉")
-	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话"}) {
+	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话", "user:再说"}) {
 		t.Fatalf("replacing a dropped message in the copy made the original's Dropped %q: Dropped must be copied too", got)
+	}
+	c.Dropped[1].(UserMessage).Content[0] = Text("被改掉")
+	if got := ch09Lines(s.Dropped); !slices.Equal(got, []string{"user:插话", "user:再说"}) {
+		t.Fatalf("changing a content block of a dropped message in the copy made the original's Dropped %q: Dropped must be copied deeply (CloneMessages)", got)
 	}
 	c.PendingToolCalls[0].ID = "x"
 	c.Tools[0].Name = "x"
@@ -723,6 +816,23 @@ func TestLab9_2_转向与后续_SteeringBeforeFirstRequest(t *testing.T) {
 	}
 	if got := steering.count(); got != 2 {
 		t.Errorf("steering polls = %d, want 2 (before the first request, and at the stop)", got)
+	}
+
+	// A hook that returns an empty slice (not nil) gave nothing: the run stops after one request.
+	model = NewScriptedModel(ch09Answer("好了"))
+	runLab(t, func() {
+		var err error
+		res, err = RunAgentLoop(t.Context(), AgentLoopOptions{
+			Context:  AgentContext{Messages: []Message{UserText("开始")}},
+			Model:    model,
+			Steering: func() []Message { return []Message{} },
+		})
+		if err != nil {
+			t.Fatalf("RunAgentLoop: %v", err)
+		}
+	})
+	if got := len(ch09RequestLines(model)); res.Reason != RunStop || res.Steps != 1 || got != 1 {
+		t.Errorf("with a Steering hook that returns an empty slice: result %s/%d after %d requests, want stop/1 after 1: takeSteering reports whether a message was appended, not whether the hook returned a slice", res.Reason, res.Steps, got)
 	}
 }
 
@@ -864,6 +974,25 @@ func TestLab9_2_转向与后续_FollowUpOnlyAtStop(t *testing.T) {
 	if polls != 2 || res.Reason != RunStop || res.Steps != 2 {
 		t.Errorf("all: follow-up polls = %d, result = %s/%d; want 2, stop/2", polls, res.Reason, res.Steps)
 	}
+
+	// The empty mode is QueueOneAtATime (AgentOptions), and what a poll took has left the
+	// queue: a message queued afterwards changes nothing of it.
+	for _, mode := range []QueueMode{"", QueueOneAtATime, QueueAll} {
+		q := &ch09Polls{queue: messageQueue{mode: mode}}
+		q.push(UserText("甲"))
+		q.push(UserText("乙"))
+		want := []string{"user:甲"}
+		if mode == QueueAll {
+			want = []string{"user:甲", "user:乙"}
+		}
+		var taken []Message
+		runLab(t, func() { taken = q.poll() })
+		q.push(UserText("丙"))
+		q.push(UserText("丁"))
+		if got := ch09Lines(taken); !slices.Equal(got, want) {
+			t.Errorf("mode %q: a poll of [甲 乙] took %q once 丙 and 丁 were queued after it, want %q (empty means QueueOneAtATime; what is taken leaves the queue)", mode, got, want)
+		}
+	}
 }
 
 // --- Lab 9.3 run lifecycle -------------------------------------------------------------------
@@ -961,6 +1090,26 @@ func TestLab9_3_运行周期_PromptAndRunIDs(t *testing.T) {
 	if got, want := ch09Lines(ch09Settle(t, c).Messages), []string{"user:查一下", "assistant/toolUse:[c1]", "toolResult:c1", "assistant/stop:结果看到了"}; !slices.Equal(got, want) {
 		t.Errorf("transcript after Continue from a tool result = %q, want %q", got, want)
 	}
+
+	// A second Prompt at the first moment the first one releases the agent's lock (the test
+	// gives the agent a lock that reports every release, see Agent.mu): one run starts, the
+	// other Prompt returns ErrAgentBusy.
+	d := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+	errNotCalled := errors.New("not called")
+	second, armed := errNotCalled, true
+	d.mu = &ch09ReleaseLock{afterRelease: func() {
+		if armed { // only the test's goroutine runs until the first release
+			armed = false
+			second = ch09Try(func() error { return d.Prompt(t.Context(), UserText("同时")) })
+		}
+	}}
+	var first error
+	runLab(t, func() { first = d.Prompt(t.Context(), UserText("先")) })
+	last := ch09Settle(t, d)
+	ch09PendingErr(t, second)
+	if first != nil || !errors.Is(second, ErrAgentBusy) || last.RunID != 1 {
+		t.Errorf("a Prompt at the first release of the lock by another Prompt returned %v, the other %v, and the last run is %d; want ErrAgentBusy, nil and 1: checking that no run is active and starting one happen in one hold of the lock", second, first, last.RunID)
+	}
 }
 
 // ch09GatedTool returns an executor whose calls report their id on started and wait for the
@@ -1026,11 +1175,17 @@ func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 	var mu sync.Mutex
 	var earlyErr error
 	lateErrs := map[int]error{}
+	secondPrompt := UserText("第二轮")
 	rec := &ch09Recorder{hook: func(e AgentEvent) {
 		switch e := e.(type) {
 		case RunStartEvent:
+			if e.RunID == 2 {
+				secondPrompt.Content[0] = Text("被改掉") // Prompt copied what it took
+			}
 			if e.RunID == 1 {
-				err := a.Steer(UserText("先说一句")) // before the run's first request
+				m := UserText("先说一句")
+				err := a.Steer(m)          // before the run's first request
+				m.Content[0] = Text("被改掉") // the caller's message is its own again once Steer returned
 				mu.Lock()
 				earlyErr = err
 				mu.Unlock()
@@ -1099,13 +1254,36 @@ func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 		}
 	})
 
-	// A second run takes steering again.
+	// A second run takes steering again. A subscriber changes the caller's prompt message at
+	// run_start#2: the run took a copy.
 	runLab(t, func() {
-		if err := a.Prompt(t.Context(), UserText("第二轮")); err != nil {
+		if err := a.Prompt(t.Context(), secondPrompt); err != nil {
 			t.Fatalf("Prompt for run 2: %v", err)
 		}
 	})
 	<-started
+	// The run's final poll (takeFollowUp, called here while the run waits for its tool) takes
+	// steering first, alone; then a follow-up; a poll that took something leaves the queues open.
+	runLab(t, func() {
+		if err := a.Steer(UserText("甲")); err != nil {
+			t.Fatalf("Steer during a tool of run 2: %v", err)
+		}
+		if err := a.FollowUp(UserText("乙")); err != nil {
+			t.Fatalf("FollowUp during a tool of run 2: %v", err)
+		}
+		if got, want := ch09Lines(a.takeFollowUp()), []string{"user:甲"}; !slices.Equal(got, want) {
+			t.Errorf("with steering 甲 and follow-up 乙 queued, the final poll took %q, want %q (the steering queue or, when it is empty, the follow-up queue)", got, want)
+		}
+		if got, want := ch09Lines(a.takeFollowUp()), []string{"user:乙"}; !slices.Equal(got, want) {
+			t.Errorf("with follow-up 乙 queued, the next final poll took %q, want %q", got, want)
+		}
+		if err := a.Steer(UserText("丙")); err != nil {
+			t.Errorf("Steer after a final poll that took a follow-up returned %v, want nil: the run goes on, so it still takes messages", err)
+		}
+		if got, want := ch09Lines(a.takeFollowUp()), []string{"user:丙"}; !slices.Equal(got, want) {
+			t.Errorf("with steering 丙 queued, the final poll took %q, want %q", got, want)
+		}
+	})
 	runLab(t, func() {
 		if err := a.Steer(UserText("再转向")); err != nil {
 			t.Errorf("Steer during a tool of run 2 returned %v, want nil: every new run takes steering again", err)
@@ -1150,6 +1328,21 @@ func TestLab9_3_运行周期_WaitForIdleWaitsForSubscribers(t *testing.T) {
 			t.Fatalf("WaitForIdle returned (%v) while a subscriber was still handling run_end: it waits until every event has reached every subscriber", err)
 		default:
 		}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		cancelled := ch09Go(func() error { return a.WaitForIdle(ctx) })
+		synctest.Wait()
+		select {
+		case err := <-cancelled:
+			if !errors.Is(err, context.Canceled) {
+				close(release)
+				ch09PendingErr(t, err)
+				t.Fatalf("WaitForIdle with a cancelled ctx, while a subscriber was still handling run_end, returned %v, want context.Canceled", err)
+			}
+		default:
+			close(release)
+			t.Fatalf("WaitForIdle with a cancelled ctx did not return while a subscriber was still handling run_end: it returns ctx's error when ctx ends")
+		}
 		close(release)
 		if err := <-waited; err != nil {
 			ch09PendingErr(t, err)
@@ -1157,6 +1350,29 @@ func TestLab9_3_运行周期_WaitForIdleWaitsForSubscribers(t *testing.T) {
 		}
 		if st := a.State(); st.Running || st.RunID != 1 {
 			t.Errorf("after WaitForIdle: running %v, run %d; want false, 1", st.Running, st.RunID)
+		}
+
+		// run_start reaches the subscribers before the run's goroutine starts: a subscriber
+		// that lets every other goroutine go as far as it can and then steers is still in time
+		// for the first request.
+		model := NewScriptedModel(ch09Answer("好"))
+		b := ch09NewAgent(t, AgentOptions{Model: model})
+		var steerErr error
+		b.Subscribe(func(e AgentEvent) {
+			if _, ok := e.(RunStartEvent); ok {
+				synctest.Wait()
+				steerErr = ch09Try(func() error { return b.Steer(UserText("先说一句")) })
+			}
+		})
+		runLab(t, func() {
+			if err := b.Prompt(t.Context(), UserText("你好")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		ch09Settle(t, b)
+		ch09PendingErr(t, steerErr)
+		if got, want := ch09At(ch09RequestLines(model), 0), []string{"user:你好", "user:先说一句"}; steerErr != nil || !slices.Equal(got, want) {
+			t.Errorf("a subscriber that let every other goroutine run inside run_start, then steered: Steer returned %v and the first request is %q, want nil and %q: deliver run_start before the run's goroutine starts", steerErr, got, want)
 		}
 	})
 }
@@ -1297,6 +1513,52 @@ func TestLab9_3_运行周期_SteerWhileDecidingToStop(t *testing.T) {
 	if refused == 0 {
 		t.Fatalf("Steer was accepted at all %d moments the agent's lock was released after the final answer, up to run_end: once the final poll found both queues empty, Steer must return ErrAgentIdle", moments)
 	}
+
+	// A Steer from the test's goroutine while the run waits in a subscriber at the final answer:
+	// from the first moment Steer releases the agent's lock, the test lets the run go on to its
+	// end before Steer returns. A Steer that returns nil has its message taken.
+	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("收到"))})
+	atAnswer, hold, ended := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	release := ch09Signal(hold)
+	var mu sync.Mutex
+	armed := false
+	a.mu = &ch09ReleaseLock{afterRelease: func() {
+		mu.Lock()
+		fire := armed
+		armed = false
+		mu.Unlock()
+		if fire {
+			release()
+			<-ended
+		}
+	}}
+	a.Subscribe(func(e AgentEvent) {
+		switch e := e.(type) {
+		case RunLoopEvent:
+			if am, ok := e.Event.(AssistantMessageEvent); ok && TextOf(am.Message.Content) == "一" {
+				close(atAnswer)
+				<-hold
+			}
+		case RunEndEvent:
+			close(ended)
+		}
+	})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	<-atAnswer
+	mu.Lock()
+	armed = true
+	mu.Unlock()
+	err := ch09Try(func() error { return a.Steer(UserText("插话")) })
+	release()
+	st := ch09Settle(t, a)
+	ch09PendingErr(t, err)
+	if want := []string{"user:问", "assistant/stop:一", "user:插话", "assistant/stop:收到"}; err != nil || !slices.Equal(ch09Lines(st.Messages), want) {
+		t.Errorf("Steer while the run waited at its final answer returned %v, and the run (let go on from Steer's first release of the lock) ended with %q, want nil and %q: deciding that a run can take the message and queueing it happen in one hold of the lock", err, ch09Lines(st.Messages), want)
+	}
 }
 
 // --- Lab 9.4 failure encoding and abort ------------------------------------------------------
@@ -1360,10 +1622,53 @@ func TestLab9_4_失败与中止_ModelFailure(t *testing.T) {
 	if diff := cmp.Diff([]string{"run_end:error#1", "run_end:error#2", "run_end:error#3", "run_end:stop#4"}, ends); diff != "" {
 		t.Errorf("run_end events (-want +got):\n%s", diff)
 	}
+	if st.Dropped != nil {
+		t.Errorf("after a run that left nothing queued, State().Dropped = %#v, want nil", st.Dropped)
+	}
+	// The stream failedStream makes ends with one error event, never done.
+	var failures []string
+	for _, k := range rec.kinds() {
+		if strings.HasPrefix(k, "model_event:") && (strings.HasSuffix(k, "#1") || strings.HasSuffix(k, "#2")) {
+			failures = append(failures, k)
+		}
+	}
+	if diff := cmp.Diff([]string{"model_event:error#1", "model_event:error#2"}, failures); diff != "" {
+		t.Errorf("model events of the panicking model's run and the nil stream's run (-want +got):\n%s\nfailedStream pushes one ErrorEvent", diff)
+	}
+
+	// runError: only error and aborted have an error, taken from the transcript's last
+	// assistant, which may be followed by tool results.
+	tools := ch09ToolUse(ch09Call("c1"))
+	failedTools := ch09ToolUse(ch09Call("c1"))
+	failedTools.StopReason, failedTools.ErrorMessage = StopReasonError, "流断了"
+	older := AssistantMessage{StopReason: StopReasonError, ErrorMessage: "旧的错误"}
+	result := ToolResultMessage{ToolCallID: "c1", ToolName: "wait"}
+	for _, c := range []struct {
+		name   string
+		result AgentRunResult
+		want   string
+	}{
+		{"error, the last assistant failed and its calls were skipped", AgentRunResult{Reason: RunError, Messages: []Message{UserText("开始"), failedTools, result}}, "流断了"},
+		{"aborted during the tools, an older assistant failed", AgentRunResult{Reason: RunAborted, Messages: []Message{UserText("开始"), older, UserText("再来"), tools, result}}, "run ended: aborted"},
+		{"length", AgentRunResult{Reason: RunLength, Messages: []Message{UserText("开始"), AssistantMessage{StopReason: StopReasonLength}}}, ""},
+		{"maxSteps", AgentRunResult{Reason: RunMaxSteps, Messages: []Message{UserText("开始"), tools, result}}, ""},
+		{"stop after an older failure", AgentRunResult{Reason: RunStop, Messages: []Message{UserText("开始"), older, UserText("再来"), ch09Answer("好了")}}, ""},
+	} {
+		var got string
+		runLab(t, func() { got = runError(c.result) })
+		if got != c.want {
+			t.Errorf("runError(%s) = %q, want %q", c.name, got, c.want)
+		}
+	}
 }
 
 func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	ch09Bubble(t, ch09AbortDuringStream)
+}
+
+// ch09AbortDuringStream runs in a synctest bubble: a run that Abort does not end is reported,
+// not waited for.
+func ch09AbortDuringStream(t *testing.T) {
 	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream {
 		if n == 0 {
 			return ch09Held(ctx, "正在想", func() {}, nil, AssistantMessage{})
@@ -1401,6 +1706,10 @@ func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
 		}
 		a.Abort()
 	})
+	synctest.Wait() // everything the run can do without the test has happened
+	if st := a.State(); st.Running {
+		t.Fatalf("after Abort during the stream the run is still running (last error %q): Abort cancels the context the run runs under", st.LastError)
+	}
 	st := ch09Settle(t, a)
 	if st.LastError != "request aborted" {
 		t.Fatalf("after Abort during the stream: last error = %q, want %q (the aborted assistant's message)", st.LastError, "request aborted")
@@ -1431,8 +1740,49 @@ func TestLab9_4_失败与中止_AbortDuringStream(t *testing.T) {
 	}
 }
 
+func TestLab9_4_失败与中止_AbortAtRunStart(t *testing.T) {
+	ch09Bubble(t, ch09AbortAtRunStart)
+}
+
+// ch09AbortAtRunStart runs in a synctest bubble: an Abort that waits inside the subscriber is
+// reported, not waited for.
+func ch09AbortAtRunStart(t *testing.T) {
+	model := NewScriptedModel(ch09Answer("第一个回答"), ch09Answer("第二个回答"))
+	a := ch09NewAgent(t, AgentOptions{Model: model})
+	ch09NoPanic(t, "Abort with no run", a.Abort)
+	a.Subscribe(func(e AgentEvent) {
+		if start, ok := e.(RunStartEvent); ok && start.RunID == 1 {
+			a.Abort()
+		}
+	})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	st := ch09Settle(t, a)
+	if got, want := ch09Lines(st.Messages), []string{"user:问"}; !slices.Equal(got, want) || st.LastError != "run ended: aborted" {
+		t.Fatalf("a subscriber called Abort at run_start: transcript %q, LastError %q; want %q, %q: Abort cancels the run from its first event on, before its first request", got, st.LastError, want, "run ended: aborted")
+	}
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("重新开始")); err != nil {
+			t.Fatalf("Prompt after the abort: %v", err)
+		}
+	})
+	st = ch09Settle(t, a)
+	want := []string{"user:问", "user:重新开始", "assistant/stop:第一个回答"}
+	if got := ch09Lines(st.Messages); !slices.Equal(got, want) || st.LastError != "" {
+		t.Errorf("the run after the abort: transcript %q, LastError %q; want %q and none", got, st.LastError, want)
+	}
+}
+
 func TestLab9_4_失败与中止_AbortDuringTools(t *testing.T) {
-	defer goleak.VerifyNone(t)
+	ch09Bubble(t, ch09AbortDuringTools)
+}
+
+// ch09AbortDuringTools runs in a synctest bubble: a run that Abort does not end is reported,
+// not waited for.
+func ch09AbortDuringTools(t *testing.T) {
 	model := NewScriptedModel(ch09ToolUse(ch09Call("c1"), ch09Call("c2")), ch09Answer("不该有"))
 	started := make(chan string, 2)
 	a := ch09NewAgent(t, AgentOptions{Model: model, ExecuteToolCall: ch09WaitTool(started, nil)})
@@ -1452,6 +1802,10 @@ func TestLab9_4_失败与中止_AbortDuringTools(t *testing.T) {
 		}
 		a.Abort()
 	})
+	synctest.Wait() // everything the run can do without the test has happened
+	if st := a.State(); st.Running {
+		t.Fatalf("after Abort during the tools the run is still running (pending calls %v): Abort cancels the context the run runs under", st.PendingToolCalls)
+	}
 	st := ch09Settle(t, a)
 	if st.LastError != "run ended: aborted" {
 		t.Fatalf("after Abort during the tools: last error = %q, want %q", st.LastError, "run ended: aborted")
@@ -1628,6 +1982,47 @@ func TestLab9_4_失败与中止_AbortFromSubscriber(t *testing.T) {
 			t.Errorf("the run after the aborts: transcript %q, LastError %q; want %q and none: an Abort with no run changes nothing", got, st.LastError, want)
 		}
 	})
+}
+
+// ch09CancelAttempts is how many runs TestLab9_4_失败与中止_AbortCancelsAtOnce makes, each
+// with a new agent, until one shows the mistake. With one P the goroutine that `go cancel()`
+// starts waits until the tool lets go of the P, so nearly every attempt shows it; the attempts
+// cover a preemption that lands just between Abort's return and the check.
+const ch09CancelAttempts = 5
+
+func TestLab9_4_失败与中止_AbortCancelsAtOnce(t *testing.T) {
+	// One P: a goroutine that Abort leaves the cancelling to runs only once the tool blocks.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ch09Bubble(t, ch09AbortCancelsAtOnce)
+}
+
+// ch09AbortCancelsAtOnce runs in a synctest bubble: an Abort that waits for the run, which
+// waits for the tool that called Abort, is reported as a deadlock at once.
+func ch09AbortCancelsAtOnce(t *testing.T) {
+	for attempt := 1; attempt <= ch09CancelAttempts; attempt++ {
+		var a *Agent
+		var cancelled, aborting error
+		tool := func(ctx context.Context, call ToolCall, exec ToolExecContext) (ToolResultMessage, error) {
+			aborting = ch09Try(func() error { a.Abort(); return nil }) // a stub's panic, kept for the test
+			cancelled = ctx.Err()                                      // read before anything else can run
+			return ToolResultMessage{Content: []ContentBlock{Text("完成")}}, nil
+		}
+		model := NewScriptedModel(ch09ToolUse(ch09Call("c1")), ch09Answer("不该有"))
+		a = ch09NewAgent(t, AgentOptions{Model: model, ExecuteToolCall: tool})
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("查一下")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		st := ch09Settle(t, a)
+		ch09PendingErr(t, aborting)
+		if cancelled == nil {
+			t.Fatalf("attempt %d: a tool called Abort, and right after it returned the run's context was not cancelled yet: Abort cancels before it returns (call the cancel function, do not leave it to a goroutine)", attempt)
+		}
+		if st.LastError != "run ended: aborted" {
+			t.Fatalf("attempt %d: a tool called Abort: last error = %q, want %q", attempt, st.LastError, "run ended: aborted")
+		}
+	}
 }
 
 // --- Lab 9.5 subscribers ---------------------------------------------------------------------
@@ -1983,6 +2378,122 @@ func TestLab9_5_订阅者_NestedEventsInOrder(t *testing.T) {
 	if diff := cmp.Diff([]string{"user:第一轮", "assistant/stop:一", "user:第二轮", "assistant/stop:二"}, ch09Lines(st.Messages)); diff != "" {
 		t.Errorf("transcript after both runs (-want +got):\n%s", diff)
 	}
+
+	// Again in a bubble: inside run_end#1 the first subscriber starts run 2 and lets every other
+	// goroutine go as far as it can, so all of run 2's events wait in the outbox at once. They
+	// still go out oldest first, each to the subscriptions that exist when its delivery begins:
+	// inside run_start#2 the first subscriber removes the second and adds a new one.
+	ch09Bubble(t, func(t *testing.T) {
+		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+		var unsubscribeWatcher func()
+		var nestedErr error
+		watcher, late := &ch09Recorder{}, &ch09Recorder{}
+		starter := &ch09Recorder{hook: func(e AgentEvent) {
+			switch e := e.(type) {
+			case RunEndEvent:
+				if e.RunID == 1 {
+					nestedErr = a.Prompt(t.Context(), UserText("第二轮"))
+					synctest.Wait() // run 2 goes as far as it can while run_end#1 is delivered
+				}
+			case RunStartEvent:
+				if e.RunID == 2 {
+					unsubscribeWatcher()
+					a.Subscribe(late.on)
+				}
+			}
+		}}
+		a.Subscribe(starter.on)
+		unsubscribeWatcher = a.Subscribe(watcher.on)
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("第一轮")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		ch09Settle(t, a)
+		if nestedErr != nil {
+			t.Fatalf("Prompt from a subscriber at run_end returned %v, want nil", nestedErr)
+		}
+		if diff := cmp.Diff(want, starter.runKinds()); diff != "" {
+			t.Errorf("with all of run 2's events waiting at once, the events the first subscriber got (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want[:5], watcher.runKinds()); diff != "" {
+			t.Errorf("with all of run 2's events waiting at once, the events of the subscriber removed inside run_start#2 (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(want[5:], late.runKinds()); diff != "" {
+			t.Errorf("with all of run 2's events waiting at once, the events of the subscriber added inside run_start#2 (-want +got):\n%s", diff)
+		}
+	})
+
+	// Once more, at every moment: at the at-th release of the agent's lock after run 2 started
+	// inside run_end#1, the releasing goroutine lets every other goroutine go as far as it can
+	// (one bubble per moment). Every event still reaches the subscriber, and the agent becomes idle.
+	for at := 1; ; at++ {
+		if at > 1000 {
+			t.Fatal("the agent's lock was released more than 1000 times after run 2 started")
+		}
+		fired, kinds, err := ch09ProbeDelivery(t, at)
+		if !fired {
+			break
+		}
+		if err != nil || !slices.Equal(kinds, want) {
+			t.Fatalf("letting every other goroutine run at release %d of the agent's lock after run 2 started inside run_end#1: WaitForIdle returned %v with the subscriber's events %q, want nil and %q: finding the outbox empty and ending the delivery happen in one hold of the lock", at, err, kinds, want)
+		}
+	}
+}
+
+// ch09ProbeDelivery runs "第一轮" on a new agent in a bubble; a subscriber starts run 2 inside
+// run_end#1, and at the at-th release of the agent's lock after that the releasing goroutine
+// calls synctest.Wait. It returns whether that release came, the subscriber's events without
+// the model's stream events, and what WaitForIdle returned (with an hour's timeout: the bubble's
+// clock only moves when every goroutine is blocked, so it ends only a wait that never would).
+func ch09ProbeDelivery(t *testing.T, at int) (fired bool, kinds []string, err error) {
+	t.Helper()
+	ch09Bubble(t, func(t *testing.T) {
+		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+		var mu sync.Mutex
+		armed, released := false, 0
+		var nestedErr error
+		a.mu = &ch09ReleaseLock{afterRelease: func() {
+			mu.Lock()
+			if !armed || released >= at {
+				mu.Unlock()
+				return
+			}
+			released++
+			fire := released == at
+			if fire {
+				fired = true
+			}
+			mu.Unlock()
+			if fire {
+				synctest.Wait()
+			}
+		}}
+		rec := &ch09Recorder{hook: func(e AgentEvent) {
+			if end, ok := e.(RunEndEvent); ok && end.RunID == 1 {
+				nestedErr = a.Prompt(t.Context(), UserText("第二轮"))
+				mu.Lock()
+				armed = true
+				mu.Unlock()
+			}
+		}}
+		a.Subscribe(rec.on)
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("第一轮")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		ctx, cancel := context.WithTimeout(t.Context(), time.Hour)
+		defer cancel()
+		err = ch09Try(func() error { return a.WaitForIdle(ctx) })
+		ch09PendingErr(t, err)
+		ch09Pending(t, a.State())
+		if nestedErr != nil {
+			t.Fatalf("Prompt from a subscriber at run_end returned %v, want nil", nestedErr)
+		}
+		kinds = rec.runKinds()
+	})
+	return fired, kinds, err
 }
 
 func TestLab9_5_订阅者_ManyGoroutines(t *testing.T) {

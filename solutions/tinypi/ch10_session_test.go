@@ -129,6 +129,30 @@ func ch10Result(id, text string) ToolResultMessage {
 	return ToolResultMessage{ToolCallID: id, ToolName: "read", Content: []ContentBlock{Text(text)}}
 }
 
+// ch10Inherited returns what a fork taken at the first turn/end of its parent inherits: one
+// finished turn, seq 0–3, numbered and stamped as Append leaves them.
+func ch10Inherited() []SessionEvent {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	return []SessionEvent{
+		{Type: EventUserMessage, Seq: 0, Time: at, Message: UserText("你好")},
+		{Type: EventTurnStart, Seq: 1, Time: at, Turn: 1},
+		{Type: EventAssistantMessage, Seq: 2, Time: at, Message: ch10Answer("你好！")},
+		{Type: EventTurnEnd, Seq: 3, Time: at, Turn: 1, Reason: "stop"},
+	}
+}
+
+// ch10NewFork returns the fork of "root" that inherited ch10Inherited(), built as Fork builds it
+// once it has the inherited events (Fork gets them from lab 10.6's historyThrough, so the tests
+// of earlier labs build the fork directly). With opts.Path set, its file is created.
+func ch10NewFork(t *testing.T, opts SessionOptions) *Session {
+	t.Helper()
+	fork, err := newFork("root", ch10Inherited(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fork
+}
+
 // ch10NoErr fails the test on err; a stub's pending message inside the error is reported alone.
 func ch10NoErr(t *testing.T, err error, doing string) {
 	t.Helper()
@@ -257,11 +281,48 @@ func ch10StuckStacks() string {
 	return strings.Join(stuck, "\n\n")
 }
 
-// ch10Close closes s when the test ends.
+// ch10Await returns the next value from ch, failing the test at once when none comes within
+// ch10Patience: what names what the test waited for, why says what it means that it never came.
+// The patience bounds a failure; it never orders anything: a correct run sends long before.
+func ch10Await[T any](t *testing.T, ch <-chan T, what, why string) T {
+	t.Helper()
+	timer := time.NewTimer(ch10Patience)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("%s did not come within %v: %s", what, ch10Patience, why)
+		panic("unreachable")
+	}
+}
+
+// ch10Close closes s when the test ends. Close takes the session's lock for its last write, so
+// it is guarded like every other call: a lock that a lab function left held would otherwise keep
+// the test waiting in its cleanup until go test gives up, without a word about why.
+// ch10HourSession creates session s-01 in a file of the test's temporary directory, with a
+// flush window of an hour: nothing reaches the file unless a barrier writes it. The caller
+// closes it (ch10Close, or its own cleanup when Close is expected to fail).
+func ch10HourSession(t *testing.T) (*Session, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "s-01.jsonl")
+	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, FlushWindow: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, path
+}
+
+// ch10Flush calls s.Flush, guarded against a lock never released, and fails the test on an error.
+func ch10Flush(t *testing.T, s *Session) {
+	t.Helper()
+	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+}
+
 func ch10Close(t *testing.T, s *Session) {
 	t.Helper()
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
+		if err := ch10Within(t, "Close (in the test's cleanup)", ch10LockWhy, s.Close); err != nil {
 			if msg := labPendingRE.FindString(err.Error()); msg != "" {
 				t.Error(msg)
 				return
@@ -306,7 +367,9 @@ func TestLab10_1_记录与投影_AppendNumbersAndKeepsCopies(t *testing.T) {
 	ch10NoLeaks(t)
 	s := NewSession("s-01")
 	prompt := UserText("读 README")
-	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Seq: 41, Message: prompt})
+	before := time.Now()
+	// The caller's seq and time are not the log's: the log numbers and stamps every event.
+	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Seq: 41, Time: time.Date(2001, 2, 3, 0, 0, 0, 0, time.UTC), Message: prompt})
 	ch10Append(t, s, SessionEvent{Type: EventTurnStart, Turn: 1})
 	assistant := ch10ToolUse("c1")
 	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Seq: 7, Message: assistant})
@@ -314,6 +377,7 @@ func TestLab10_1_记录与投影_AppendNumbersAndKeepsCopies(t *testing.T) {
 	callSeq := ch10Append(t, s, SessionEvent{Type: EventToolCall, Call: &call})
 	sources := []int{callSeq}
 	ch10Append(t, s, SessionEvent{Type: EventToolResult, Message: ch10Result("c1", "# tinypi"), SourceEventSeqs: sources})
+	after := time.Now()
 
 	// What the caller still holds is not the log's: changing it changes nothing logged.
 	prompt.Content[0] = Text("改掉了")
@@ -333,8 +397,8 @@ func TestLab10_1_记录与投影_AppendNumbersAndKeepsCopies(t *testing.T) {
 		t.Fatalf("the log (-want +got): seq is the log's length at append, whatever the event said, and the log keeps its own copies:\n%s", diff)
 	}
 	for _, e := range events {
-		if e.Time.IsZero() {
-			t.Errorf("event %d (%s) has no time: Append stamps every event", e.Seq, e.Type)
+		if e.Time.Before(before) || e.Time.After(after) {
+			t.Errorf("event %d (%s) has no time, or one it was not appended at (the caller of event 0 gave it 2001-02-03): Append stamps every event with s.now(), whatever the event said", e.Seq, e.Type)
 		}
 	}
 	if got := s.Len(); got != 5 {
@@ -389,7 +453,9 @@ func TestLab10_1_记录与投影_DeriveMessagesIsACachedProjection(t *testing.T)
 		{Type: EventToolStart, Seq: 5, Call: &call, SourceEventSeqs: []int{4}},
 		{Type: EventToolResult, Seq: 6, Message: ch10Result("c1", "# tinypi"), SourceEventSeqs: []int{4}},
 		{Type: EventTurnEnd, Seq: 7, Turn: 1, Reason: "toolUse"},
-		{Type: "note", Seq: 8, Ignorable: true, Raw: []byte(`{}`)},
+		// An event of a type this version does not know projects nothing, even one that holds a
+		// message: only the three message types do.
+		{Type: "note", Seq: 8, Ignorable: true, Raw: []byte(`{}`), Message: UserText("注释")},
 	}
 	want := []string{"user:读 README", "assistant:[c1]", "toolResult:c1=# tinypi"}
 	got := callLab(t, func() []Message { return DeriveMessages(events) })
@@ -428,6 +494,54 @@ func TestLab10_1_记录与投影_DeriveMessagesIsACachedProjection(t *testing.T)
 	if got := ch10Messages(first); got[0] != "user:模型改了请求" || len(got) != 1 {
 		t.Errorf("an earlier Messages result changed after later appends: %v", got)
 	}
+
+	// The cache is what keeps a request cheap: with nothing appended since the last call,
+	// Messages projects nothing again; it only copies what it has. So it allocates about what
+	// copying its result does, not twice that (project everything, then copy).
+	long := NewSession("s-02")
+	for i := range 50 {
+		ch10Append(t, long, SessionEvent{Type: EventUserMessage, Message: UserText(fmt.Sprintf("第 %d 问", i))})
+		ch10Append(t, long, SessionEvent{Type: EventTurnStart, Turn: i + 1})
+		ch10Append(t, long, SessionEvent{Type: EventAssistantMessage, Message: ch10Answer(fmt.Sprintf("第 %d 答", i))})
+	}
+	messages := ch10SessionMessages(t, long)
+	copying := testing.AllocsPerRun(20, func() { CloneMessages(messages) })
+	asking := callLab(t, func() float64 { return testing.AllocsPerRun(20, func() { long.Messages() }) })
+	if asking > copying+25 {
+		t.Errorf("Messages, called again with nothing appended to a log of 150 events (100 messages), allocates far more than copying its result does: the cache is extended only by the events appended since the last call (s.events[s.derivedThrough:]), never projected again from the start\n(Messages: %.0f allocations; CloneMessages of its result: %.0f)", asking, copying)
+	}
+}
+
+func TestLab10_1_记录与投影_AForkGoesOnFromWhatItInherited(t *testing.T) {
+	ch10NoLeaks(t)
+	// A fork's log starts with the events it inherited from its parent (s.base), seq 0–3 here;
+	// its own events (s.events) come after them.
+	fork := ch10NewFork(t, SessionOptions{ID: "b1"})
+	inherited := []string{"user:你好", "assistant:你好！"}
+	if diff := cmp.Diff(inherited, ch10Messages(ch10SessionMessages(t, fork))); diff != "" {
+		t.Fatalf("the messages of a fork without events of its own yet (-want +got): the inherited events (s.base) are projected too, first:\n%s", diff)
+	}
+	if diff := cmp.Diff(inherited, ch10Messages(ch10SessionMessages(t, fork))); diff != "" {
+		t.Fatalf("Messages called again on the fork, still without events of its own (-want +got): the inherited events are projected once, on the first call (baseDerived), never again:\n%s", diff)
+	}
+	if seq := ch10Append(t, fork, SessionEvent{Type: EventUserMessage, Message: UserText("读 go.mod")}); seq != 4 {
+		t.Fatalf("the fork's first event of its own got seq %d, want 4: a seq is the length of the whole log, its 4 inherited events included (len(s.base) + len(s.events))", seq)
+	}
+	ch10Append(t, fork, SessionEvent{Type: EventAssistantMessage, Message: ch10Answer("go.mod 说……")})
+	if diff := cmp.Diff(append(inherited, "user:读 go.mod", "assistant:go.mod 说……"), ch10Messages(ch10SessionMessages(t, fork))); diff != "" {
+		t.Fatalf("the fork's messages after two events of its own (-want +got): the cache goes on with the fork's own events (derivedThrough counts s.events, not the inherited ones):\n%s", diff)
+	}
+	want := []string{
+		"0 user/message user:你好",
+		"1 turn/start 1",
+		"2 assistant/message assistant:你好！",
+		"3 turn/end 1 stop",
+		"4 user/message user:读 go.mod",
+		"5 assistant/message assistant:go.mod 说……",
+	}
+	if diff := cmp.Diff(want, ch10Lines(fork.Events())); diff != "" {
+		t.Fatalf("the fork's log (-want +got):\n%s", diff)
+	}
 }
 
 // --- 10.2 ------------------------------------------------------------------------------------
@@ -456,6 +570,23 @@ func TestLab10_2_提交游标_CallsAreLoggedBeforeResults(t *testing.T) {
 	}
 	if got := s.Events()[3].Call; got == nil || got.Name != "read" || got.Arguments != `{"path":"c2.md"}` {
 		t.Errorf("the tool/call of c2 holds %+v, want the call's name and arguments", got)
+	}
+
+	// A call the log refuses (it has no ID) makes BeginToolBatch fail: no batch for it.
+	refused := ch10Within(t, "BeginToolBatch", ch10LockWhy, func() error {
+		_, err := s.BeginToolBatch([]ToolCall{ch10Call("c4"), {Name: "read", Arguments: `{}`}})
+		return err
+	})
+	if refused == nil {
+		t.Errorf("BeginToolBatch of c4 and a call without an ID returned a batch and no error: the log refuses the tool/call of a call without an ID, and BeginToolBatch returns that error")
+	}
+
+	// In a fork, the 4 inherited events come first: the seqs of its tool/calls count them.
+	fork := ch10NewFork(t, SessionOptions{ID: "b1"})
+	ch10Append(t, fork, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1", "c2")})
+	forked := ch10Begin(t, fork, []ToolCall{ch10Call("c1"), ch10Call("c2")})
+	if got := []int{forked.CallSeq(0), forked.CallSeq(1)}; !slices.Equal(got, []int{5, 6}) {
+		t.Errorf("in a fork with 4 inherited events and its assistant at seq 4, CallSeq gives %v, want [5 6]: keep exactly the seq appendLocked returns", got)
 	}
 }
 
@@ -556,6 +687,16 @@ func TestLab10_3_写盘与屏障_EncodeOneEventALine(t *testing.T) {
 			SessionEvent{Type: EventTurnEnd, Seq: 6, Turn: 1, Reason: "toolUse"},
 			`{"type":"turn/end","seq":6,"data":{"turn":1,"reason":"toolUse"}}`,
 		},
+		// An ignorable event of a type this version does not know keeps its data as it came,
+		// and an empty one is written as {}: every line has a "data" object.
+		{
+			SessionEvent{Type: "tool/progress", Seq: 7, Ignorable: true, Raw: []byte(`{"callId":"c1"}`)},
+			`{"type":"tool/progress","seq":7,"data":{"callId":"c1"},"ignorable":true}`,
+		},
+		{
+			SessionEvent{Type: "tool/progress", Seq: 8, Ignorable: true},
+			`{"type":"tool/progress","seq":8,"data":{},"ignorable":true}`,
+		},
 	}
 	for _, c := range cases {
 		got := callLab(t, func() string {
@@ -571,24 +712,19 @@ func TestLab10_3_写盘与屏障_EncodeOneEventALine(t *testing.T) {
 
 func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 	ch10NoLeaks(t)
-	path := filepath.Join(t.TempDir(), "s-01.jsonl")
-	// A window of an hour: nothing reaches the file unless a barrier writes it.
-	s, err := CreateSession(SessionOptions{ID: "s-01", Path: path, FlushWindow: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, path := ch10HourSession(t) // nothing reaches the file unless a barrier writes it
 	ch10Close(t, s)
 	if got := ch10FileLines(t, path); len(got) != 1 || got[0] != `{"format":"tinypi-session","version":1,"session":"s-01"}`+"\n" {
 		t.Fatalf("a new session file holds %q, want only the header line", got)
 	}
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
 	ch10Append(t, s, SessionEvent{Type: EventTurnStart, Turn: 1})
-	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10Flush(t, s)
 	want := []string{"0 user/message user:读 README", "1 turn/start 1"}
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after Flush (-want +got): Flush returns once every event appended before it is written:\n%s", diff)
 	}
-	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
+	ch10Flush(t, s)
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after a second Flush with nothing new (-want +got): each event is written once:\n%s", diff)
 	}
@@ -624,6 +760,9 @@ func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file when Start returned (-want +got): the call's tool/start, and all before it, are written before its body runs:\n%s", diff)
 	}
+	if line := ch10FileLines(t, path)[8]; !strings.Contains(line, `"data":{"callId":"c2","name":"read"},"sourceEventSeqs":[6]`) {
+		t.Errorf("the tool/start of c2 is written as\n%s\nwant its data to be {\"callId\":\"c2\",\"name\":\"read\"}: a tool/start keeps only the call's ID and name", line)
+	}
 
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -632,6 +771,133 @@ func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 	}
 	if got := s.Len(); got != 8 {
 		t.Errorf("after Start with a cancelled context Len() = %d, want 8: no tool/start is logged for a call that will not run", got)
+	}
+
+	// A fork's file holds its inherited events (seq 0–3) from the moment it is created; the
+	// barriers write only the fork's own events, each once.
+	forkPath := filepath.Join(t.TempDir(), "b1.jsonl")
+	fork := ch10NewFork(t, SessionOptions{ID: "b1", Path: forkPath, FlushWindow: time.Hour})
+	ch10Close(t, fork)
+	ch10Append(t, fork, SessionEvent{Type: EventUserMessage, Message: UserText("读 go.mod")})
+	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return fork.Flush(context.Background()) }), "the fork's first Flush")
+	ch10Append(t, fork, SessionEvent{Type: EventAssistantMessage, Message: ch10Answer("go.mod 说……")})
+	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return fork.Flush(context.Background()) }), "the fork's second Flush (written counts the inherited events too)")
+	forkWant := []string{"0 user/message user:你好", "1 turn/start 1", "2 assistant/message assistant:你好！", "3 turn/end 1 stop", "4 user/message user:读 go.mod", "5 assistant/message assistant:go.mod 说……"}
+	if diff := cmp.Diff(forkWant, ch10FileEvents(t, forkPath)); diff != "" {
+		t.Fatalf("the fork's file after two barriers (-want +got): the inherited events, then the fork's own, each once:\n%s", diff)
+	}
+}
+
+func TestLab10_3_写盘与屏障_AWriteErrorIsFinal(t *testing.T) {
+	ch10NoLeaks(t)
+	s, path := ch10HourSession(t)
+	// Close returns the write error of this test: only its return is checked.
+	t.Cleanup(func() { ch10Within(t, "Close (in the test's cleanup)", ch10LockWhy, s.Close) })
+	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
+	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1")})
+	batch := ch10Begin(t, s, []ToolCall{ch10Call("c1")})
+	ch10Flush(t, s)
+	want := []string{"0 user/message user:读 README", "1 assistant/message assistant:[c1]", "2 tool/call c1"}
+
+	// One write fails, as on a full disk, and the next could succeed, as once space is freed:
+	// the test lends the writer a descriptor of the file that cannot be written, for one write.
+	readOnly, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readOnly.Close()
+	w := s.file
+	w.mu.Lock()
+	writable := w.f
+	w.f = readOnly
+	w.mu.Unlock()
+	startErr := callLab(t, func() error { return batch.Start(context.Background(), 0) })
+	w.mu.Lock()
+	w.f = writable
+	w.mu.Unlock()
+	if startErr == nil {
+		t.Fatalf("Start returned nil although the write of its tool/start failed: after logging, a write error is the one error Start returns, and the call's body must not run")
+	}
+	if err := ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }); err == nil {
+		t.Fatalf("Flush succeeded after a write had failed: a write error is final; keep it in w.err and return it from every later barrier, so that nothing reaches the file after a failed write (the file would then say that c1 started, while the loop, told that Start failed, never ran it)")
+	}
+	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
+		t.Fatalf("the file after the failed write (-want +got): nothing is written after a write error, so the file never holds the tool/start whose write failed:\n%s", diff)
+	}
+	type request struct {
+		messages []Message
+		err      error
+	}
+	req := ch10Within(t, "ModelRequest", ch10LockWhy, func() request {
+		m, err := s.ModelRequest(context.Background())
+		return request{m, err}
+	})
+	if req.err == nil {
+		t.Fatalf("ModelRequest returned a request although the barrier before it failed (the log cannot be written): it returns the flush's error, wrapped, and no request")
+	}
+	if got := s.Len(); got != 4 {
+		t.Errorf("after ModelRequest failed Len() = %d, want 4 (three events and the tool/start): a request that is not made is not logged", got)
+	}
+}
+
+// ch10LockProbe is a value of a tool result's Details; encoding it, as a write does, records
+// whether the session's lock was held at that moment.
+type ch10LockProbe struct {
+	s    *Session
+	held *atomic.Bool
+}
+
+// MarshalJSON implements json.Marshaler.
+func (p ch10LockProbe) MarshalJSON() ([]byte, error) {
+	if p.s.mu.TryLock() {
+		p.s.mu.Unlock()
+	} else {
+		p.held.Store(true)
+	}
+	return []byte(`"probe"`), nil
+}
+
+func TestLab10_3_写盘与屏障_WritingHoldsTheLockOnlyToTakeEvents(t *testing.T) {
+	ch10NoLeaks(t)
+	s, _ := ch10HourSession(t)
+	ch10Close(t, s)
+	// Encoding and writing are the slow part of a write: Append must not wait for them. The
+	// probe in this result's details looks at the session's lock while it is encoded.
+	var held atomic.Bool
+	ch10Append(t, s, SessionEvent{Type: EventAssistantMessage, Message: ch10ToolUse("c1")})
+	callSeq := ch10Append(t, s, SessionEvent{Type: EventToolCall, Call: &ToolCall{ID: "c1", Name: "read", Arguments: `{}`}})
+	result := ch10Result("c1", "# tinypi")
+	result.Details = map[string]any{"probe": ch10LockProbe{s: s, held: &held}}
+	ch10Append(t, s, SessionEvent{Type: EventToolResult, Message: result, SourceEventSeqs: []int{callSeq}})
+	ch10Flush(t, s)
+	if held.Load() {
+		t.Fatalf("the session's lock was held while the events were encoded for the file: take the events to write under w.s.mu, unlock, then encode and write; an Append (a tool goroutine logging its start) must never wait for the disk")
+	}
+
+	// The background writer (the default window of 2 ms) takes the events under the lock too.
+	// Run with -race: the second Append and the background write that follows the first one
+	// meet nowhere but on the session's lock, so a writer that reads the events without it races
+	// with that Append, whichever comes first.
+	bgPath := filepath.Join(t.TempDir(), "s-02.jsonl")
+	bg, err := CreateSession(SessionOptions{ID: "s-02", Path: bgPath})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch10Close(t, bg)
+	ch10Append(t, bg, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
+	ch10Append(t, bg, SessionEvent{Type: EventUserMessage, Message: UserText("再读 go.mod")})
+	// The file says when the background writer has written both (no barrier here: a Flush would
+	// order the test's appends before the writer's next write).
+	ch10Within(t, "the background write of two events", "the background writer never wrote them, although its window is 2 ms", func() bool {
+		for {
+			if raw, err := os.ReadFile(bgPath); err == nil && bytes.Count(raw, []byte("\n")) >= 3 {
+				return true
+			}
+			runtime.Gosched()
+		}
+	})
+	if diff := cmp.Diff([]string{"0 user/message user:读 README", "1 user/message user:再读 go.mod"}, ch10FileEvents(t, bgPath)); diff != "" {
+		t.Fatalf("the file written in the background, then by Flush (-want +got):\n%s", diff)
 	}
 }
 
@@ -757,6 +1023,7 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 	release := map[string]chan struct{}{"c1": make(chan struct{}), "c2": make(chan struct{})}
 	started := make(chan string, 2)
 	ended := make(chan string, 2)
+	var announced []string // the calls of the run's tool_start events, in order
 	// What each body saw when it started: call ID -> the problems, reported after the run.
 	early := map[string]bool{}     // ran before every call of the batch was logged
 	unstarted := map[string]bool{} // ran before its own tool/start was logged
@@ -786,8 +1053,11 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 				ExecuteToolCall: exec,
 				Session:         s,
 				OnEvent: func(e LoopEvent) {
-					if end, ok := e.(ToolEndEvent); ok {
-						ended <- end.Result.ToolCallID
+					switch e := e.(type) {
+					case ToolStartEvent:
+						announced = append(announced, e.Call.ID) // OnEvent is never called concurrently
+					case ToolEndEvent:
+						ended <- e.Result.ToolCallID
 					}
 				},
 			})
@@ -797,6 +1067,17 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 			done <- res
 		})
 	}()
+	// Whatever happens, the tools are released and the run ends before the test does.
+	t.Cleanup(func() {
+		for _, id := range []string{"c1", "c2"} {
+			select {
+			case <-release[id]:
+			default:
+				close(release[id])
+			}
+		}
+		ch10Await(t, done, "the end of the run (in the test's cleanup)", "the run did not end once both tools were released")
+	})
 	got := map[string]bool{}
 	for len(got) < 2 {
 		select {
@@ -807,7 +1088,7 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 		}
 	}
 	close(release["c2"])
-	if id := <-ended; id != "c2" {
+	if id := ch10Await(t, ended, "a tool_end once c2 finished (c1 still running)", "the loop's goroutine receives each call as it completes, reports its tool_end and hands its result to Finish at once; it does not wait for the rest of the batch"); id != "c2" {
 		t.Fatalf("first tool_end is %s, want c2", id)
 	}
 	ch10MustHave(t, s.Events(), EventModelRequest, "the log has no model/request event: build each request with Session.ModelRequest, which flushes and logs it")
@@ -822,7 +1103,7 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 		}
 	}
 	close(release["c1"])
-	res := <-done
+	res := ch10Await(t, done, "the end of the run", "the run did not end once both tools had finished")
 	// The tool goroutines are done (the run returned), so the maps are read without the lock.
 	if early["c1"] || early["c2"] {
 		t.Fatalf("a tool body ran before every tool/call of its batch was logged (c1: %v, c2: %v): log the whole batch first", early["c1"], early["c2"])
@@ -876,6 +1157,9 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 	if diff := cmp.Diff(ch10Messages(s.Messages()), ch10Messages(res.Messages)); diff != "" {
 		t.Errorf("the run's transcript (+) against the log's messages (-): they must agree, results in call order:\n%s", diff)
 	}
+	if diff := cmp.Diff([]string{"c1", "c2"}, announced); diff != "" {
+		t.Errorf("the run's tool_start events (-want +got): the logged batch reports a ToolStartEvent for every call, in call order, before any runs:\n%s", diff)
+	}
 }
 
 // ch10NotStarted is how the tests render the result of call id that did not start because of
@@ -919,6 +1203,7 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 		var mu sync.Mutex
 		var ran []string
 		var res AgentRunResult
+		var reported []string // "tool_start c1", "tool_end c2", …
 		runLab(t, func() {
 			res, _ = RunAgentLoop(ctx, AgentLoopOptions{Model: model, Session: s,
 				ExecuteToolCall: func(_ context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
@@ -926,6 +1211,14 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 					ran = append(ran, call.ID)
 					mu.Unlock()
 					return ToolResultMessage{}, nil
+				},
+				OnEvent: func(e LoopEvent) {
+					switch e := e.(type) {
+					case ToolStartEvent:
+						reported = append(reported, "tool_start "+e.Call.ID)
+					case ToolEndEvent:
+						reported = append(reported, "tool_end "+e.Result.ToolCallID)
+					}
 				}})
 		})
 		if len(ran) > 0 {
@@ -961,6 +1254,13 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 		}
 		if res.Reason != RunAborted {
 			t.Errorf("the run ended %q, want aborted", res.Reason)
+		}
+		// The three tool_ends come in the order the calls completed; sort them.
+		if len(reported) >= 3 {
+			slices.Sort(reported[3:])
+		}
+		if diff := cmp.Diff([]string{"tool_start c1", "tool_start c2", "tool_start c3", "tool_end c1", "tool_end c2", "tool_end c3"}, reported); diff != "" {
+			t.Errorf("the run's tool events (-want +got): every call of the batch gets its tool_start, and its tool_end when its result is in, also a call that never started:\n%s", diff)
 		}
 	})
 	t.Run("the log cannot be written", func(t *testing.T) {
@@ -1016,9 +1316,13 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 		defer cancel()
 		model := &ch10Model{replies: []AssistantMessage{ch10ToolUse("c1", "c2", "c3")}}
 		started := make(chan string, 3)
+		giveUp := make(chan struct{}) // closed when the test ends: no tool waits beyond it
 		exec := func(ctx context.Context, call ToolCall, _ ToolExecContext) (ToolResultMessage, error) {
 			started <- call.ID
-			<-ctx.Done()
+			select {
+			case <-ctx.Done():
+			case <-giveUp:
+			}
 			return ToolResultMessage{}, ctx.Err()
 		}
 		done := make(chan AgentRunResult, 1)
@@ -1029,6 +1333,10 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 				done <- res
 			})
 		}()
+		t.Cleanup(func() {
+			close(giveUp)
+			ch10Await(t, done, "the end of the run (in the test's cleanup)", "the run did not end once its tools returned")
+		})
 		// The abort comes once all three tools are running.
 		for range 3 {
 			select {
@@ -1038,7 +1346,7 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 			}
 		}
 		cancel()
-		res := <-done
+		res := ch10Await(t, done, "the end of the run, cancelled while its three tools waited for their ctx to be done,", "each tool body runs with the run's ctx and sees the cancellation itself; a ctx detached from it (context.WithoutCancel, context.Background) is never cancelled, so the tools never return")
 		if res.Reason != RunAborted {
 			t.Errorf("the run ended %q, want aborted", res.Reason)
 		}
@@ -1175,6 +1483,39 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 			t.Errorf("the agent's transcript (+) against the log's messages (-):\n%s", diff)
 		}
 	})
+}
+
+func TestLab10_4_模型可见即已记录_WhatTheLogRefusesStopsTheRun(t *testing.T) {
+	ch10NoLeaks(t)
+	s := NewSession("s-01")
+	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
+	model := &ch10Model{replies: []AssistantMessage{ch10Answer("好的")}}
+	// A Steering hook hands the run a tool result: the log refuses it (a result enters the log
+	// only through its batch), so the run cannot go on with it in its transcript.
+	polled := false
+	var stopped any
+	func() {
+		defer func() { stopped = recover() }()
+		RunAgentLoop(context.Background(), AgentLoopOptions{Model: model, Session: s, Steering: func() []Message {
+			if polled {
+				return nil
+			}
+			polled = true
+			return []Message{ch10Result("c9", "一个没有调用的结果")}
+		}})
+	}()
+	if stopped == nil {
+		t.Fatalf("the run went on with a steering message the log refused (a tool result): its transcript holds a message the log does not, so the model never sees it; logMessage passes AppendMessage's error to mustLog, which stops the run with a panic")
+	}
+	if msg := labPendingRE.FindString(fmt.Sprint(stopped)); msg != "" {
+		t.Fatal(msg)
+	}
+	if !strings.Contains(fmt.Sprint(stopped), "could not log its own event") {
+		t.Fatalf("the run stopped with %q, want mustLog's panic (\"tinypi: the agent loop could not log its own event: …\")", fmt.Sprint(stopped))
+	}
+	if diff := cmp.Diff([]string{"0 user/message user:读 README"}, ch10Lines(s.Events())); diff != "" {
+		t.Errorf("the log (-want +got): the refused message is not in it, and no request was made:\n%s", diff)
+	}
 }
 
 func TestLab10_4_模型可见即已记录_AStartedCallRuns(t *testing.T) {
@@ -1337,6 +1678,14 @@ func TestLab10_5_崩溃修复_TornLastLineIsCutDamageIsRefused(t *testing.T) {
 	if diff := cmp.Diff(append(want, "3 user/message user:继续"), ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after appending to the loaded session (-want +got):\n%s", diff)
 	}
+	// Only the newline is missing: the line holds a whole event, and it is torn all the same.
+	// A write ends with its newline; one that did not reach it did not finish.
+	whole := `{"type":"user/message","seq":3,"data":{"message":{"role":"user","content":[{"type":"text","text":"继续"}]}}}`
+	path = ch10WriteFile(t, ch10LineUser, ch10LineTurn, `{"type":"turn/end","seq":2,"data":{"turn":1,"reason":"stop"}}`+"\n", whole)
+	s, rep = ch10Load(t, path)
+	if got := ch10Lines(s.Events()); rep.TornBytes != len(whole) || !slices.Equal(got, want) {
+		t.Fatalf("a last line that is a whole event without its newline was kept: loading gave TornBytes %d and the log below, want TornBytes %d and the 3 events before it: a last line without its newline is torn, whatever it holds\n%s", rep.TornBytes, len(whole), strings.Join(got, "\n"))
+	}
 
 	damaged := []struct {
 		name  string
@@ -1452,7 +1801,7 @@ func TestLab10_5_崩溃修复_EveryCallGetsAResult(t *testing.T) {
 
 	// The model asked for c2 and c3, but the crash came before their tool/calls were written.
 	path = ch10WriteFile(t, ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10LineCall1)
-	s, _ = ch10Load(t, path)
+	s, rep = ch10Load(t, path)
 	want = []string{
 		"0 user/message user:读三个文件",
 		"1 turn/start 1",
@@ -1468,9 +1817,34 @@ func TestLab10_5_崩溃修复_EveryCallGetsAResult(t *testing.T) {
 	if diff := cmp.Diff(want, ch10Lines(s.Events())); diff != "" {
 		t.Fatalf("the repaired log (-want +got): every call the last assistant asked for is logged and answered:\n%s", diff)
 	}
+	if diff := cmp.Diff([]int{6, 7, 8, 9}, rep.Appended); diff != "" {
+		t.Errorf("SessionRepair.Appended when repair also logged two tool/calls (-want +got): the seqs of the results and of the turn/end, not of the tool/calls:\n%s", diff)
+	}
+
+	// Only c2 started: the results still follow the order of the tool/calls, whatever their codes.
+	path = ch10WriteFile(t, ch10LineUser, ch10LineTurn, ch10LineAssistant, ch10LineCall1, ch10LineCall2, ch10LineCall3, ch10StartLine(6, "c2", 4))
+	s, _ = ch10Load(t, path)
+	want = []string{
+		"7 tool/result c1 <-3 TOOL_NOT_STARTED",
+		"8 tool/result c2 <-4 TOOL_OUTCOME_UNKNOWN",
+		"9 tool/result c3 <-5 TOOL_NOT_STARTED",
+		"10 turn/end 1 interrupted",
+	}
+	if diff := cmp.Diff(want, ch10Lines(s.Events())[7:]); diff != "" {
+		t.Fatalf("the repaired end of a log where only c2 started (-want +got): one result per call, in the order of the tool/calls:\n%s", diff)
+	}
+
+	// The crash came after the answer and before its turn/end: no call needs a result, and the
+	// turn is closed all the same.
+	answered := `{"type":"assistant/message","seq":2,"data":{"message":{"role":"assistant","content":[{"type":"text","text":"好"}],"stopReason":"stop"}}}` + "\n"
+	path = ch10WriteFile(t, ch10LineUser, ch10LineTurn, answered)
+	s, rep = ch10Load(t, path)
+	if diff := cmp.Diff([]string{"0 user/message user:读三个文件", "1 turn/start 1", "2 assistant/message assistant:好", "3 turn/end 1 interrupted"}, ch10Lines(s.Events())); diff != "" {
+		t.Fatalf("the repaired log of a turn cut before its turn/end, with no call in it (-want +got): an open turn is closed even when no call needed a result:\n%s", diff)
+	}
 
 	// A log that ended cleanly needs no repair, and loading it twice changes nothing.
-	clean := []string{ch10LineUser, ch10LineTurn, `{"type":"assistant/message","seq":2,"data":{"message":{"role":"assistant","content":[{"type":"text","text":"好"}],"stopReason":"stop"}}}` + "\n", `{"type":"turn/end","seq":3,"data":{"turn":1,"reason":"stop"}}` + "\n"}
+	clean := []string{ch10LineUser, ch10LineTurn, answered, `{"type":"turn/end","seq":3,"data":{"turn":1,"reason":"stop"}}` + "\n"}
 	path = ch10WriteFile(t, clean...)
 	if _, rep := ch10Load(t, path); len(rep.Appended) != 0 || rep.TornBytes != 0 {
 		t.Errorf("a clean log was repaired: %+v", rep)
@@ -1525,6 +1899,109 @@ func TestLab10_5_崩溃修复_CallIDsReusedInALaterTurn(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, lines[12:]); diff != "" {
 		t.Fatalf("the repaired end of the log (-want +got): turn 1 is complete; turn 2's two calls are logged, answered as not started, and the turn is closed:\n%s", diff)
+	}
+
+	// Nothing stops one answer from naming two calls alike: the tool/start of the first c1
+	// (seq 3) is not the second's (seq 4).
+	path = ch10WriteFile(t,
+		ch10LineUser,
+		ch10LineTurn,
+		ch10AssistantLine(2, "c1", "c1"),
+		ch10CallLine(3, "c1"),
+		ch10CallLine(4, "c1"),
+		ch10StartLine(5, "c1", 3),
+	)
+	s, _ = ch10Load(t, path)
+	want = []string{
+		"6 tool/result c1 <-3 TOOL_OUTCOME_UNKNOWN",
+		"7 tool/result c1 <-4 TOOL_NOT_STARTED",
+		"8 turn/end 1 interrupted",
+	}
+	if diff := cmp.Diff(want, ch10Lines(s.Events())[6:]); diff != "" {
+		t.Fatalf("the repaired end of a log whose answer named two calls c1, the first started (-want +got): a call is known by the seq of its tool/call, not by its ID:\n%s", diff)
+	}
+}
+
+// ch10TurnLine and ch10UserLine write a turn/start or turn/end line and a user/message line by
+// hand.
+func ch10TurnLine(seq int, typ SessionEventType, turn int, reason string) string {
+	if typ == EventTurnStart {
+		return fmt.Sprintf(`{"type":"turn/start","seq":%d,"data":{"turn":%d}}`+"\n", seq, turn)
+	}
+	return fmt.Sprintf(`{"type":"turn/end","seq":%d,"data":{"turn":%d,"reason":%q}}`+"\n", seq, turn, reason)
+}
+
+func ch10UserLine(seq int, text string) string {
+	return fmt.Sprintf(`{"type":"user/message","seq":%d,"data":{"message":{"role":"user","content":[{"type":"text","text":%q}]}}}`+"\n", seq, text)
+}
+
+func TestLab10_5_崩溃修复_RepairReadsTheWholeLog(t *testing.T) {
+	ch10NoLeaks(t)
+	// A second run on a session numbers its turns from 1 again: the turn/end closes the open
+	// turn, with the number its turn/start gave it.
+	path := ch10WriteFile(t,
+		ch10LineUser,
+		ch10TurnLine(1, EventTurnStart, 1, ""),
+		`{"type":"assistant/message","seq":2,"data":{"message":{"role":"assistant","content":[{"type":"text","text":"好"}],"stopReason":"stop"}}}`+"\n",
+		ch10TurnLine(3, EventTurnEnd, 1, "stop"),
+		ch10UserLine(4, "再来"),
+		ch10TurnLine(5, EventTurnStart, 1, ""),
+	)
+	s, _ := ch10Load(t, path)
+	if got := ch10Lines(s.Events())[6:]; !slices.Equal(got, []string{"6 turn/end 1 interrupted"}) {
+		t.Fatalf("a log whose second run (turn/start 1 at seq 5) was cut is repaired with %q, want [\"6 turn/end 1 interrupted\"]: the turn/end carries the number of the open turn's turn/start, not a count of turns", got)
+	}
+
+	// A call left without a result in an earlier turn (a log another program wrote, say) is
+	// answered too: every logged call gets a result, not only the last answer's.
+	path = ch10WriteFile(t,
+		ch10LineUser,
+		ch10TurnLine(1, EventTurnStart, 1, ""),
+		ch10AssistantLine(2, "c1"),
+		ch10CallLine(3, "c1"),
+		ch10TurnLine(4, EventTurnEnd, 1, "aborted"),
+		ch10UserLine(5, "再来"),
+		ch10TurnLine(6, EventTurnStart, 2, ""),
+		ch10AssistantLine(7, "c2"),
+		ch10CallLine(8, "c2"),
+	)
+	s, _ = ch10Load(t, path)
+	want := []string{"9 tool/result c1 <-3 TOOL_NOT_STARTED", "10 tool/result c2 <-8 TOOL_NOT_STARTED", "11 turn/end 2 interrupted"}
+	if diff := cmp.Diff(want, ch10Lines(s.Events())[9:]); diff != "" {
+		t.Fatalf("the repaired end of a log whose turn 1 left c1 without a result (-want +got): repair walks the whole log, and every call without a result gets one, in the order of the tool/calls:\n%s", diff)
+	}
+
+	// A fork's inherited events are part of its log: a call they left without a result is
+	// answered too. The fork was taken at seq 4; its own events are the prompt and turn/start 2.
+	path = filepath.Join(t.TempDir(), "b1.jsonl")
+	text := `{"format":"tinypi-session","version":1,"session":"b1","parent":"root","forkSeq":4}` + "\n" +
+		ch10LineUser +
+		ch10TurnLine(1, EventTurnStart, 1, "") +
+		ch10AssistantLine(2, "c1") +
+		ch10CallLine(3, "c1") +
+		ch10TurnLine(4, EventTurnEnd, 1, "aborted") +
+		ch10UserLine(5, "再来") +
+		ch10TurnLine(6, EventTurnStart, 2, "")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, _ = ch10Load(t, path)
+	want = []string{"7 tool/result c1 <-3 TOOL_NOT_STARTED", "8 turn/end 2 interrupted"}
+	if diff := cmp.Diff(want, ch10Lines(s.Events())[7:]); diff != "" {
+		t.Fatalf("the repaired end of a fork whose inherited events left c1 without a result (-want +got): repair walks the inherited events (s.base) first, then the fork's own:\n%s", diff)
+	}
+
+	// The loop logs and answers the calls of every answer that has any, a cut-off one too: when
+	// the crash came before the tool/calls of a cut-off (length) answer, repair logs them.
+	path = ch10WriteFile(t,
+		ch10LineUser,
+		ch10TurnLine(1, EventTurnStart, 1, ""),
+		`{"type":"assistant/message","seq":2,"data":{"message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":"{}"},{"type":"toolCall","id":"c2","name":"read","arguments":"{\"pa"}],"stopReason":"length"}}}`+"\n",
+	)
+	s, _ = ch10Load(t, path)
+	want = []string{"3 tool/call c1", "4 tool/call c2", "5 tool/result c1 <-3 TOOL_NOT_STARTED", "6 tool/result c2 <-4 TOOL_NOT_STARTED", "7 turn/end 1 interrupted"}
+	if diff := cmp.Diff(want, ch10Lines(s.Events())[3:]); diff != "" {
+		t.Fatalf("the repaired end of a log cut after an answer that ran out of tokens (stop reason length) with two calls (-want +got): the calls of the last answer are logged and answered whatever its stop reason, as the loop does:\n%s", diff)
 	}
 }
 
@@ -1712,6 +2189,15 @@ func TestLab10_6_分叉与会话树_ForkAtATurnBoundary(t *testing.T) {
 	if got := len(ch10FileEvents(t, path)); got != 8 {
 		t.Errorf("the fork's file holds %d events, want the 8 of its branch", got)
 	}
+
+	// Every turn/end is a turn boundary, whatever the turn's reason: an aborted turn ended too.
+	ch10Append(t, root, SessionEvent{Type: EventUserMessage, Message: UserText("再读一遍")})
+	ch10Append(t, root, SessionEvent{Type: EventTurnStart, Turn: 3})
+	aborted := ch10Append(t, root, SessionEvent{Type: EventTurnEnd, Turn: 3, Reason: "aborted"})
+	err := ch10Within(t, fmt.Sprintf("root.Fork(%d)", aborted), ch10LockWhy, func() error { _, err := root.Fork(aborted, SessionOptions{ID: "b3"}); return err })
+	if err != nil {
+		t.Errorf("Fork at seq 10, the turn/end of an aborted turn, failed: every turn/end is a turn boundary, whatever the reason the turn ended\n%v", err)
+	}
 }
 
 func TestLab10_6_分叉与会话树_PathToALeaf(t *testing.T) {
@@ -1844,5 +2330,10 @@ func TestLab10_6_分叉与会话树_OnlyWholeForksAndTrees(t *testing.T) {
 	}
 	if _, err := ch10Tree(t, cycleWhy, x, y); err == nil {
 		t.Errorf("NewSessionTree accepted x and y, each the other's parent: a tree has no cycle, and PathTo says so")
+	}
+	// z is a fork of x: the walk up from z meets x twice without ever coming back to z.
+	z, _ := ch10Load(t, ch10ForkFile(t, dir, "z", "x", 3))
+	if _, err := ch10Tree(t, cycleWhy, z, x, y); err == nil {
+		t.Errorf("NewSessionTree accepted z, a fork of x, where x and y are each the other's parent: the walk up from z meets x twice, a cycle, although it never comes back to z")
 	}
 }

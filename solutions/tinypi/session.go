@@ -435,7 +435,9 @@ func (s *Session) Close() error {
 
 // ModelRequest freezes the next model request: it flushes the log (the barrier before a model
 // request), logs a model/request event, and returns the derived messages the request holds,
-// which are exactly those of the events before that event.
+// which are exactly those of the events before that event: the messages are taken and the event
+// appended under one hold of the lock, so no concurrent Append falls between them. When the flush
+// fails, it returns the error, wrapped, and logs nothing.
 func (s *Session) ModelRequest(ctx context.Context) ([]Message, error) {
 	//lab:begin 10.3
 	if err := s.Flush(ctx); err != nil {

@@ -40,8 +40,9 @@ func (e *SessionDamageError) Error() string {
 type SessionRepair struct {
 	// TornBytes is the length of the torn last line that was cut off (0 when none).
 	TornBytes int
-	// Appended are the seqs of the events crash repair appended: results for calls left without
-	// one, then the turn/end of an interrupted turn.
+	// Appended are the seqs of the results crash repair appended for calls left without one, in
+	// call order, then of the turn/end of an interrupted turn. The tool/calls it logged for calls
+	// that had none are not listed.
 	Appended []int
 }
 
@@ -62,7 +63,8 @@ type SessionRepair struct {
 // Crash repair then appends, in call order, a result for every logged call that has none: code
 // TOOL_NOT_STARTED when its tool/start is missing, TOOL_OUTCOME_UNKNOWN when the body began (it
 // may have had effects, so it must not silently run again). A call the last assistant message
-// asked for that never got its tool/call is logged first, then answered as not started. Last, an
+// asked for that never got its tool/call (whatever the message's stop reason: the loop logs the
+// calls of a cut-off answer too) is logged first, then answered as not started. Last, an
 // interrupted turn gets its turn/end with reason "interrupted". The repairs are flushed before
 // LoadSession returns.
 func LoadSession(path string, opts SessionOptions) (*Session, SessionRepair, error) {
@@ -364,7 +366,10 @@ func (s *Session) repairCrash() ([]int, error) {
 			turnOpen = false
 		}
 	}
-	if lastAssistant != nil && lastAssistant.StopReason == StopReasonToolUse {
+	var appended []int // the results and the turn/end, not the tool/calls logged first
+	// The loop logs the calls of every assistant that has any, whatever its stop reason (a
+	// cut-off answer's calls are logged and answered too): a crash may have come in between.
+	if lastAssistant != nil {
 		for _, call := range lastAssistant.ToolCalls() {
 			if !logged[call.ID] {
 				seq, err := s.appendLocked(SessionEvent{Type: EventToolCall, Call: &call})
@@ -376,7 +381,6 @@ func (s *Session) repairCrash() ([]int, error) {
 			}
 		}
 	}
-	var appended []int
 	for _, callSeq := range open {
 		st, ok := state[callSeq]
 		if !ok {

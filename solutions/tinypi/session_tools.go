@@ -21,7 +21,9 @@ type ToolBatchLog struct {
 }
 
 // BeginToolBatch appends a tool/call event for each call, in call order, before any of them
-// runs, and returns the batch's log.
+// runs, and returns the batch's log, which keeps calls: the caller does not change them afterwards.
+// A call the log refuses (one without an ID) stops it with that error and no batch is returned;
+// the tool/calls of the calls before it stay in the log.
 func (s *Session) BeginToolBatch(calls []ToolCall) (*ToolBatchLog, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -15,7 +15,14 @@ func (s *Session) Fork(atSeq int, opts SessionOptions) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	child := newSession(opts, s.id, atSeq)
+	return newFork(s.id, inherited, opts)
+}
+
+// newFork returns the fork of session parent that inherits the events inherited (the parent's
+// events from seq 0 through the fork point, its last one) and, with opts.Path set, creates its
+// file holding them.
+func newFork(parent string, inherited []SessionEvent, opts SessionOptions) (*Session, error) {
+	child := newSession(opts, parent, len(inherited)-1)
 	child.base = inherited
 	for _, e := range inherited {
 		child.noteLocked(e) // nobody else knows child yet

@@ -87,7 +87,7 @@ func (w *Workspace) WriteFile(name string, data []byte) error {
 }
 
 // writeTempName returns a fresh name for WriteFile's temporary file: hidden, random (two writes
-// never meet) and always 29 bytes long. A name built from the target's, such as
+// never meet) and always 28 bytes long. A name built from the target's, such as
 // ".NAME.123.tmp", would be longer than the 255 bytes a name may have when NAME has more than 230.
 func writeTempName() string {
 	return fmt.Sprintf(".tinypi-%016x.tmp", rand.Uint64())

@@ -1,0 +1,129 @@
+package devcheck
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/schemata"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// chapterSchema is one build of a chapter's target with its mutants woven in (package
+// schemata): compiling the package once for all of them, rather than once per mutant, was most
+// of dev check's time. A mutant that cannot be woven in, or every mutant when the build does not
+// compile or does not pass its own labs' tests with no mutant selected, is proven in a tree of
+// its own (runMutant), as before. The first mutant job of the chapter makes the build; the
+// others wait for it.
+type chapterSchema struct {
+	once  sync.Once
+	dir   string          // where the build's tree is; "" when there is none
+	bin   string          // its test binary
+	woven map[string]bool // the mutants in it, by name
+	err   error           // what stopped the run (ctx ended, a directory cannot be written)
+}
+
+// prepare makes the build in a directory next to jobDir (inside the run's temporary directory,
+// which runJobs removes at the end), once.
+func (s *chapterSchema) prepare(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, jobDir string) error {
+	s.once.Do(func() {
+		s.err = s.build(ctx, b, ch, filepath.Join(filepath.Dir(jobDir), "schema-"+ch.Number))
+	})
+	return s.err
+}
+
+func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir string) error {
+	target, err := b.Target(ch)
+	if err != nil {
+		return nil // the target check reports it; every mutant runs on its own
+	}
+	var mutations []schemata.Mutation
+	var labs []*manifest.Lab
+	for _, m := range ch.Mutants {
+		mt, err := b.Mutant(ch, m)
+		if err != nil || !onlyFileDiffers(target, mt, m.File) {
+			continue // checkMutant reports a mutant that cannot be applied
+		}
+		lab, err := ch.Lab(m.Lab)
+		if err != nil {
+			continue
+		}
+		mutations = append(mutations, schemata.Mutation{Name: m.Name, File: m.File, Src: mt[m.File]})
+		labs = append(labs, lab)
+	}
+	res := schemata.Build(target, mutations)
+	woven := map[string]bool{}
+	var patterns []string
+	for i, ok := range res.Woven {
+		if ok {
+			woven[mutations[i].Name] = true
+			patterns = append(patterns, "(?:"+labs[i].Pattern+")")
+		}
+	}
+	if len(woven) == 0 {
+		return nil
+	}
+	t := tree.Tree{}
+	if pruned, ok := withTestsOf(target, ch.TestFile); ok {
+		maps.Copy(t, pruned)
+	} else {
+		maps.Copy(t, target)
+	}
+	for p, src := range res.Files {
+		t[p] = src
+	}
+	if err := t.Write(dir); err != nil {
+		return fmt.Errorf("writing the mutants of chapter %s: %w", ch.Number, err)
+	}
+	// The test binary is built once, as a mutant's own run builds its tree (runMutant).
+	bin := dir + ".test"
+	built, err := gotest.Compile(ctx, gotest.Options{Dir: dir, SkipTestVet: true, Unoptimized: true, Env: sharedBuildEnv()}, bin)
+	if err != nil {
+		return err
+	}
+	if built.BuildFailed {
+		return nil
+	}
+	// With no mutant selected the build is the target: its labs' tests must pass, or a mutant's
+	// failures could be the build's own.
+	s.dir, s.bin = dir, bin
+	report, err := gotest.Run(ctx, s.run(strings.Join(patterns, "|"), ""))
+	if err != nil {
+		return err
+	}
+	if !report.OK() {
+		s.dir, s.bin = "", ""
+		return nil
+	}
+	s.woven = woven
+	return nil
+}
+
+// run returns the options of a run of the schema build's test binary: the tests that pattern
+// selects, with the mutant selected by name ("" for none).
+func (s *chapterSchema) run(pattern, mutant string) gotest.Options {
+	return gotest.Options{
+		Dir: s.dir, Binary: s.bin, Fresh: true, Run: pattern, Timeout: testTimeout,
+		Env: append(sharedBuildEnv(), schemata.EnvVar+"="+mutant),
+	}
+}
+
+// onlyFileDiffers reports whether a and b hold the same files, with the same contents except
+// file's.
+func onlyFileDiffers(a, b tree.Tree, file string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for p, src := range a {
+		other, ok := b[p]
+		if !ok || (p != file && string(other) != string(src)) {
+			return false
+		}
+	}
+	return true
+}
