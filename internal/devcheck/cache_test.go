@@ -174,7 +174,7 @@ func TestRunCache(t *testing.T) {
 		t.Errorf("cached proof made at %v, want %v", second.Chapters[0].ProvenAt, first.Chapters[0].ProvenAt)
 	}
 	if !strings.Contains(out, "01 ✓ mutant minus: compiles and lab 1.1 catches it (cached)\n") ||
-		!strings.HasSuffix(out, "17 checks, 0 failed\n") {
+		!strings.HasSuffix(out, "18 checks, 0 failed\n") {
 		t.Errorf("second run's output lacks a cached check line or the summary:\n%s", out)
 	}
 

@@ -124,12 +124,12 @@ labs:
 		"docs/01-calc.en.md":                 file("# Calculate\n"),
 		"docs/00-show.md":                    file("# 展示\n"),
 		"docs/00-show.en.md":                 file("# Show\n"),
-		"labs/01/1.1.md":                     file("# Lab 1.1\n\n## 提示\n\n加法。\n"),
-		"labs/01/1.1.en.md":                  file("# Lab 1.1\n\n## Hint\n\nAdd.\n"),
-		"labs/01/1.2.md":                     file("# Lab 1.2\n\n## 提示\n\n加倍。\n"),
-		"labs/01/1.2.en.md":                  file("# Lab 1.2\n\n## Hint\n\nDouble.\n"),
-		"labs/00/0.1.md":                     file("# Lab 0.1\n\n## 提示\n\n看。\n"),
-		"labs/00/0.1.en.md":                  file("# Lab 0.1\n\n## Hint\n\nLook.\n"),
+		"labs/01/1.1.md":                     file("# Lab 1.1\n\n- **预期：** `2/2`。\n\n## 提示\n\n加法。\n"),
+		"labs/01/1.1.en.md":                  file("# Lab 1.1\n\n- **Expected:** `2/2`.\n\n## Hint\n\nAdd.\n"),
+		"labs/01/1.2.md":                     file("# Lab 1.2\n\n- **预期：** `1/1`。\n\n## 提示\n\n加倍。\n"),
+		"labs/01/1.2.en.md":                  file("# Lab 1.2\n\n- **Expected:** `1/1`.\n\n## Hint\n\nDouble.\n"),
+		"labs/00/0.1.md":                     file("# Lab 0.1\n\n- **预期：** `1/1`。\n\n## 提示\n\n看。\n"),
+		"labs/00/0.1.en.md":                  file("# Lab 0.1\n\n- **Expected:** `1/1`.\n\n## Hint\n\nLook.\n"),
 	}
 	for _, name := range []string{"go.mod", "go.sum"} {
 		data, err := fs.ReadFile(course.Content(), name)
@@ -179,6 +179,9 @@ const (
 	parentCheck  = "parent: the starter is the parent's target except in the chapter's own files and its chapter regions"
 )
 
+// countsCheck is the name of the check of devcheck_counts.go.
+const countsCheck = "counts: every card and lab box states its lab's test count, and the text the chapter's"
+
 // languagesCheck is the name of the check of devcheck_lang.go.
 const languagesCheck = "languages: every lab has a zh and an en card, each ending with its hint (## 提示 / ## Hint)"
 
@@ -202,6 +205,7 @@ func TestRunFakeCourse(t *testing.T) {
 		"01 " + signaturesCheck01: true,
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": true,
 		"01 " + languagesCheck: true,
+		"01 " + countsCheck:    true,
 		"01 " + flakeCheck:     true,
 		"00 " + flakeCheck:     true,
 		"00 target: go vet and go test -race ./... pass offline":                           true,
@@ -209,6 +213,7 @@ func TestRunFakeCourse(t *testing.T) {
 		"00 tests: lab 0.1 pattern ^TestLab0_1_ selects its 1 test(s) and nothing else":    true,
 		"00 content: every lab has its cards (zh, en) and the chapter has docs/00-show.md": true,
 		"00 " + languagesCheck: true,
+		"00 " + countsCheck:    true,
 		"01 " + regionsCheck:   true,
 		"01 " + markersCheck:   true,
 		"01 " + parentCheck:    true,
@@ -224,7 +229,7 @@ func TestRunFakeCourse(t *testing.T) {
 		t.Errorf("OK() = false, want true; output:\n%s", out)
 	}
 	if !strings.Contains(out, "01 ✓ mutant minus: compiles and lab 1.1 catches it\n") ||
-		!strings.HasSuffix(out, "26 checks, 0 failed\n") {
+		!strings.HasSuffix(out, "28 checks, 0 failed\n") {
 		t.Errorf("output lacks a check line or the summary:\n%s", out)
 	}
 }
@@ -259,6 +264,7 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"01 " + signaturesCheck01: false,
 		"01 content: every lab has its cards (zh, en) and the chapter has docs/01-calc.md": false,
 		"01 " + languagesCheck: false,
+		"01 " + countsCheck:    true,
 		"01 " + flakeCheck:     true,
 		"01 " + regionsCheck:   true,
 		"01 " + markersCheck:   true,
@@ -279,7 +285,7 @@ func TestLab1_2_Twice(t *testing.T) {}
 		"labs/01/1.2.en.md is missing",
 		"lab 1.2 has no en card",
 		"signatures of chapter 01 are stale",
-		"17 checks, 7 failed",
+		"18 checks, 7 failed",
 	} {
 		if !strings.Contains(out, detail) {
 			t.Errorf("output lacks %q:\n%s", detail, out)
