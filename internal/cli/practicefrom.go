@@ -128,15 +128,20 @@ func (a *app) proofFailureText(f *carry.Failure, root string, ch *manifest.Chapt
 // which of the learner's own declarations came along.
 func (a *app) printCarried(plan *carry.Plan) {
 	fmt.Fprintln(a.stdout, a.p.text("from.origins", plan.From.Number))
-	for _, o := range plan.Earlier {
-		fmt.Fprintf(a.stdout, "  %-5s %s\n", o.Lab, a.originText(o))
-	}
+	a.printOriginLines(plan.Earlier)
 	if len(plan.Helpers) > 0 {
 		names := make([]string, len(plan.Helpers))
 		for i, h := range plan.Helpers {
 			names[i] = h.Name + " (" + h.File + ")"
 		}
 		fmt.Fprintln(a.stdout, a.p.text("from.helpers", strings.Join(names, ", ")))
+	}
+}
+
+// printOriginLines writes one line per earlier lab: its id and where its code comes from.
+func (a *app) printOriginLines(earlier []practice.LabOrigin) {
+	for _, o := range earlier {
+		fmt.Fprintf(a.stdout, "  %-5s %s\n", o.Lab, a.originText(o))
 	}
 }
 
