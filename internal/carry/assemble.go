@@ -3,7 +3,6 @@ package carry
 import (
 	"errors"
 	"fmt"
-	"go/ast"
 	"go/format"
 	"go/parser"
 	"go/token"
@@ -291,14 +290,5 @@ func unresolvedRoots(src []byte) (map[string]bool, bool) {
 	if err != nil {
 		return nil, false
 	}
-	roots := map[string]bool{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok && id.Obj == nil { //nolint:staticcheck // Obj is what tells a package from a local name here
-				roots[id.Name] = true
-			}
-		}
-		return true
-	})
-	return roots, true
+	return labsrc.SelectorRoots(f), true
 }

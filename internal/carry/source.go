@@ -124,18 +124,22 @@ func genDecl(d *ast.GenDecl) decl {
 
 // declText returns the source of d, its doc comment included.
 func declText(fset *token.FileSet, src []byte, d ast.Decl) string {
-	start := d.Pos()
+	return string(src[fset.Position(declStart(d)).Offset:fset.Position(d.End()).Offset])
+}
+
+// declStart is where d starts in its file: at its doc comment when it has one.
+func declStart(d ast.Decl) token.Pos {
 	switch d := d.(type) {
 	case *ast.FuncDecl:
 		if d.Doc != nil {
-			start = d.Doc.Pos()
+			return d.Doc.Pos()
 		}
 	case *ast.GenDecl:
 		if d.Doc != nil {
-			start = d.Doc.Pos()
+			return d.Doc.Pos()
 		}
 	}
-	return string(src[fset.Position(start).Offset:fset.Position(d.End()).Offset])
+	return d.Pos()
 }
 
 // enclosing returns the source of the top-level declaration of src around line (from 1), doc
@@ -147,17 +151,7 @@ func enclosing(src []byte, line int) (text, display string, ok bool) {
 		return "", "", false
 	}
 	for _, d := range f.Decls {
-		start, end := d.Pos(), d.End()
-		switch d := d.(type) {
-		case *ast.FuncDecl:
-			if d.Doc != nil {
-				start = d.Doc.Pos()
-			}
-		case *ast.GenDecl:
-			if d.Doc != nil {
-				start = d.Doc.Pos()
-			}
-		}
+		start, end := declStart(d), d.End()
 		if fset.Position(start).Line > line || fset.Position(end).Line < line {
 			continue
 		}
