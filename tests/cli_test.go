@@ -63,6 +63,7 @@ func TestScripts(t *testing.T) {
 			"labanswer":   cmdLabAnswer, // labcode_test.go
 			"mistake":     cmdMistake,   // labcode_test.go
 			"cmpglob":     cmdCmpGlob,   // labcode_test.go
+			"labwrite":    cmdLabWrite,  // labcode_test.go
 		},
 	})
 }

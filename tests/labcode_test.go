@@ -109,3 +109,32 @@ func cmdCmpGlob(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	ts.Logf("%d file(s) match %s", len(matches), args[0])
 }
+
+// cmdLabWrite writes a learner's own code for lab LAB into FILE of the practice directory DIR:
+// the regions of LAB in FILE get the bodies in the files BODY..., one per region in order, and
+// with --helper HELPER the file HELPER is appended to FILE first, as a learner adds a helper of
+// their own below the code:
+//
+//	labwrite $WORK/p07 agentloop.go 7.5 --helper helper.go before.txt after.txt
+func cmdLabWrite(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 4 {
+		ts.Fatalf("usage: labwrite DIR FILE LAB [--helper HELPER] BODY...")
+	}
+	name := filepath.Join(ts.MkAbs(args[0]), filepath.FromSlash(args[1]))
+	lab, rest := args[2], args[3:]
+	src, err := os.ReadFile(name)
+	ts.Check(err)
+	if rest[0] == "--helper" && len(rest) > 2 {
+		src = append(src, "\n"+ts.ReadFile(rest[1])...)
+		rest = rest[2:]
+	}
+	bodies := make([]string, len(rest))
+	for i, f := range rest {
+		bodies[i] = ts.ReadFile(f)
+	}
+	out, err := labsrc.ReplaceBodies(src, lab, bodies)
+	ts.Check(err)
+	out, err = imports.Process(name, out, nil)
+	ts.Check(err)
+	ts.Check(os.WriteFile(name, out, 0o644))
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -68,7 +69,12 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	if _, prov, err := practice.Find(root); err == nil {
 		kitTests = prov.TestFiles
 	}
-	overlay, removeOverlay := focusOverlay(root, ch, kitTests) // focus.go
+	own := slices.DeleteFunc(slices.Clone(labs), func(l *manifest.Lab) bool { return !slices.Contains(ch.Labs, l) })
+	overlay, removeOverlay := "", func() {}
+	if len(own) == len(labs) {
+		// Only ch's tests run: compile no other chapter's (course test --all runs them all).
+		overlay, removeOverlay = focusOverlay(root, ch, kitTests) // focus.go
+	}
 	defer removeOverlay()
 	opts.Overlay = overlay
 	report, err := gotest.Run(ctx, opts)
@@ -89,8 +95,8 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 		// the learner's code, and recording it would turn their progress red.
 		return labRun{}, a.environmentFailure(report.Environment)
 	}
-	a.printTimedOut(ch, report) // timeout.go
-	outcome := progress.FromReport(ch, labs, report, started)
+	a.printTimedOut(ch, report)                              // timeout.go
+	outcome := progress.FromReport(ch, own, report, started) // the record is ch's
 	if len(changed) > 0 {
 		outcome.Distrust(testsChangedReason(changed))
 	}

@@ -23,6 +23,7 @@ var catalog = i18n.MustMerge(
 	devSignaturesMessages,
 	diagnoseMessages,
 	doctorMessages,
+	fromMessages,
 	knownMistakeMessages,
 	nextMessages,
 	placeMessages,

@@ -7,13 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/learn-tinypi/course/internal/carry"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 )
 
 // practiceCommand is `course practice NN DIR`.
 func (a *app) practiceCommand() *cobra.Command {
-	return &cobra.Command{
+	var from string
+	c := &cobra.Command{
 		Use:     "practice NN DIR",
 		Short:   a.p.text("practice.short"),
 		Long:    a.p.text("practice.long"),
@@ -29,11 +31,22 @@ func (a *app) practiceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := practice.Create(c.Context(), dir, b, h, ch, string(a.p.lang)); err != nil {
+			var plan *carry.Plan
+			var start *practice.Start
+			if c.Flags().Changed("from") {
+				if plan, err = a.carryFrom(c.Context(), b, ch, from, dir); err != nil {
+					return err
+				}
+				start = &practice.Start{Starter: plan.Starter, From: plan.From.Number, Earlier: plan.Earlier}
+			}
+			if err := practice.CreateFrom(c.Context(), dir, b, h, ch, string(a.p.lang), start); err != nil {
 				return a.placeError("place.practice", dir, err, retry)
 			}
 			p := a.p
 			fmt.Fprintln(a.stdout, p.text("practice.created", ch.Number, dir))
+			if plan != nil {
+				a.printCarried(plan)
+			}
 			fmt.Fprintln(a.stdout)
 			fmt.Fprintln(a.stdout, p.text("practice.read"))
 			fmt.Fprintln(a.stdout, "  "+filepath.Join(dir, "LEARNING.md"))
@@ -67,6 +80,8 @@ func (a *app) practiceCommand() *cobra.Command {
 			return nil
 		},
 	}
+	c.Flags().StringVar(&from, "from", "", a.p.text("practice.flag.from"))
+	return c
 }
 
 // installCommand installs the course command from the kit's root and puts go's bin directory on

@@ -9,6 +9,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/progress"
 )
 
@@ -37,11 +38,13 @@ var statusMessages = i18n.Catalog{
 	"status.next.card": {
 		ZH: "  读卡片：course next（或打开 %s）", EN: "  read its card: course next (or open %s)",
 	},
-	"status.next.run":    {ZH: "  运行：  %s", EN: "  run:           %s"},
-	"status.alldone":     {ZH: "第 %s 章的 %d 个 Lab 全部完成，恭喜！", EN: "chapter %s: all %d labs are done. Congratulations!"},
-	"status.solution":    {ZH: "对照参考答案（任一 Lab）：course solution --lab %s", EN: "compare with the reference (any lab): course solution --lab %s"},
-	"status.nextchapter": {ZH: "下一章 %s %s：course practice %s %s", EN: "next chapter, %s %s: course practice %s %s"},
-	"status.lastchapter": {ZH: "这是课程的最后一章。", EN: "this is the last chapter of the course."},
+	"status.next.run":         {ZH: "  运行：  %s", EN: "  run:           %s"},
+	"status.alldone":          {ZH: "第 %s 章的 %d 个 Lab 全部完成，恭喜！", EN: "chapter %s: all %d labs are done. Congratulations!"},
+	"status.solution":         {ZH: "对照参考答案（任一 Lab）：course solution --lab %s", EN: "compare with the reference (any lab): course solution --lab %s"},
+	"status.nextchapter":      {ZH: "下一章 %s %s：course practice %s %s", EN: "next chapter, %s %s: course practice %s %s"},
+	"status.nextchapter.from": {ZH: "想接着用你自己的代码（而不是参考代码）：course practice %s %s --from %s", EN: "to go on with your own code instead of the reference's: course practice %s %s --from %s"},
+	"status.origins":          {ZH: "前面各章的 Lab 用的是谁的代码（这个目录带入自第 %s 章）：", EN: "whose code the earlier labs are (this directory was carried from chapter %s):"},
+	"status.lastchapter":      {ZH: "这是课程的最后一章。", EN: "this is the last chapter of the course."},
 }
 
 // statusCommand is `course status [DIR]`.
@@ -72,6 +75,9 @@ func (a *app) statusCommand() *cobra.Command {
 				fmt.Fprintln(a.stdout, a.p.text("status.build"))
 			}
 			a.printStatus(b.Course(), ch, root, run.progress)
+			if _, prov, err := practice.Find(root); err == nil && len(prov.Earlier) > 0 {
+				a.printOrigins(prov)
+			}
 			if len(run.testsChanged) > 0 {
 				a.printTestsChanged(run.testsChanged)
 			}
@@ -101,6 +107,9 @@ func (a *app) printStatus(c *manifest.Course, ch *manifest.Chapter, root string,
 	if following := nextChapter(c, ch); following != nil {
 		dir := filepath.Join(filepath.Dir(root), "tinypi-"+following.Number)
 		fmt.Fprintln(a.stdout, a.p.text("status.nextchapter", following.Number, a.chapterTitle(following), following.Number, shellQuote(dir)))
+		if following.Rebuild() && ch.Rebuild() {
+			fmt.Fprintln(a.stdout, a.p.text("status.nextchapter.from", following.Number, shellQuote(dir), shellQuote(root)))
+		}
 	} else {
 		fmt.Fprintln(a.stdout, a.p.text("status.lastchapter"))
 	}
@@ -114,4 +123,11 @@ func nextChapter(c *manifest.Course, ch *manifest.Chapter) *manifest.Chapter {
 		}
 	}
 	return nil
+}
+
+// printOrigins says, in a directory made with --from, where each earlier lab's code comes from.
+func (a *app) printOrigins(prov *practice.Provenance) {
+	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(a.stdout, a.p.text("status.origins", prov.From))
+	a.printOriginLines(prov.Earlier)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 
+	"github.com/learn-tinypi/course/internal/carry"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/progress"
@@ -27,11 +28,17 @@ var testMessages = i18n.Catalog{
 	},
 	"test.example":  {ZH: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07", EN: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07"},
 	"test.flag.lab": {ZH: "只运行一个 Lab：编号（7.3）或关键词", EN: "run one lab only: its id (7.3) or keyword"},
+	"test.flag.all": {
+		ZH: "也运行前面各章的聚焦测试（用 --from 带入了自己代码的目录里，改坏前面的 Lab 立刻就能看到）",
+		EN: "run the focused tests of the earlier chapters too (in a directory made with --from, a change that breaks an earlier lab shows at once)",
+	},
+	"test.all.lab": {ZH: "--all 和 --lab 只能选一个", EN: "--all and --lab cannot be used together"},
 }
 
 // testCommand is `course test [--lab ID] [DIR]`.
 func (a *app) testCommand() *cobra.Command {
 	var labFlag string
+	var all bool
 	c := &cobra.Command{
 		Use:     "test [--lab ID] [DIR]",
 		Short:   a.p.text("test.short"),
@@ -44,6 +51,18 @@ func (a *app) testCommand() *cobra.Command {
 				return err
 			}
 			labs := ch.Labs
+			if all && labFlag != "" {
+				return &usageError{a.p.text("test.all.lab")}
+			}
+			if all {
+				// Every chapter's focused tests so far: in a directory made with --from, a
+				// change that breaks an earlier lab shows at once.
+				var earlier []*manifest.Lab
+				for _, e := range carry.ProofChapters(b.Course(), ch) {
+					earlier = append(earlier, e.Labs...)
+				}
+				labs = append(earlier, ch.Labs...)
+			}
 			if labFlag != "" {
 				l, err := ch.Lab(labFlag)
 				if err != nil {
@@ -73,6 +92,7 @@ func (a *app) testCommand() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("test.flag.lab"))
+	c.Flags().BoolVar(&all, "all", false, a.p.text("test.flag.all"))
 	a.addTimeoutFlag(c)
 	return c
 }

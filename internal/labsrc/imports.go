@@ -121,7 +121,7 @@ func deleteUnusedImports(fset *token.FileSet, filename string, original []byte, 
 // after does not. Comparing with before keeps any import whose package name is guessed wrongly:
 // it was never seen as used, so it is never removed. Blank and dot imports always stay.
 func unusedImports(before, after *ast.File) []*ast.ImportSpec {
-	usedBefore, usedNow := selectorRoots(before), selectorRoots(after)
+	usedBefore, usedNow := SelectorRoots(before), SelectorRoots(after)
 	var unused []*ast.ImportSpec
 	for _, spec := range after.Imports {
 		importPath, err := strconv.Unquote(spec.Path.Value)
@@ -139,9 +139,10 @@ func unusedImports(before, after *ast.File) []*ast.ImportSpec {
 	return unused
 }
 
-// selectorRoots returns the names x of every selector x.y whose x is not declared in the file,
-// which is how a file refers to an imported package.
-func selectorRoots(f *ast.File) map[string]bool {
+// SelectorRoots returns the names x of every selector x.y whose x is not declared in the file,
+// which is how a file refers to an imported package (or, in a package of several files, to a
+// declaration of another file).
+func SelectorRoots(f *ast.File) map[string]bool {
 	roots := map[string]bool{}
 	ast.Inspect(f, func(n ast.Node) bool {
 		if sel, ok := n.(*ast.SelectorExpr); ok {
@@ -153,6 +154,10 @@ func selectorRoots(f *ast.File) map[string]bool {
 	})
 	return roots
 }
+
+// AssumedName is the package name an import path most likely has, as assumedName guesses it:
+// the name a file refers to the package by when its import names none.
+func AssumedName(importPath string) string { return assumedName(importPath) }
 
 // assumedName is the package name an import path most likely has: its last element, skipping a
 // major-version suffix (jsonschema/v6 → jsonschema), without a "go-" prefix, up to the first

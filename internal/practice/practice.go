@@ -53,6 +53,57 @@ type Provenance struct {
 	// TestFiles maps every test file of the starter (_test.go files and testdata; slash path) to the sha256 of its content,
 	// hex: the focused tests as the kit wrote them, which ChangedTestFiles compares against.
 	TestFiles map[string]string `json:"test_files,omitempty"`
+	// From is the chapter of the practice directory whose labs this one was made with
+	// (`course practice NN DIR --from PREV`); empty for a directory that starts from the reference.
+	From string `json:"from,omitempty"`
+	// Earlier says, for a directory made with From, where the code of each lab of the earlier
+	// rebuild chapters comes from, from the first chapter of the chain on, in course order.
+	Earlier []LabOrigin `json:"earlier,omitempty"`
+}
+
+// Where the code of an earlier lab comes from (LabOrigin.Source).
+const (
+	SourceLearner   = "learner"   // the learner's own code, carried from an earlier practice directory
+	SourceReference = "reference" // the reference's code
+)
+
+// Why an earlier lab's code is the reference's (LabOrigin.Reason).
+const (
+	// ReasonChanged: chapter LabOrigin.Changed rewrote or extended the code around the lab
+	// (LabOrigin.Decl in LabOrigin.File), so the learner's code could not be carried exactly.
+	ReasonChanged = "changed"
+	// ReasonClash: the learner's own declaration LabOrigin.Decl, which the lab's code needs, has
+	// the name of a declaration chapter LabOrigin.Changed adds.
+	ReasonClash = "clash"
+	// ReasonNotWritten: the learner did not write the lab in this chain of practice directories
+	// (its chapter was skipped).
+	ReasonNotWritten = "not-written"
+)
+
+// LabOrigin records where the code of one lab of an earlier chapter comes from in a practice
+// directory made with --from.
+type LabOrigin struct {
+	Lab    string `json:"lab"`    // lab id, "7.3"
+	Source string `json:"source"` // SourceLearner or SourceReference
+	// Written is, for the learner's code, the chapter of the practice directory they wrote it in.
+	Written string `json:"written,omitempty"`
+	// Reason says, for the reference's code, why: ReasonChanged, ReasonClash or ReasonNotWritten.
+	Reason  string `json:"reason,omitempty"`
+	Changed string `json:"changed,omitempty"` // ReasonChanged, ReasonClash: the chapter
+	File    string `json:"file,omitempty"`    // ReasonChanged, ReasonClash: the file (slash path)
+	Decl    string `json:"decl,omitempty"`    // ReasonChanged: the declaration; ReasonClash: the learner's
+}
+
+// Learner reports whether the lab's code is the learner's own.
+func (o LabOrigin) Learner() bool { return o.Source == SourceLearner }
+
+// Start is the starting point of a practice directory made from the learner's earlier work
+// (course practice NN DIR --from PREV): the starter with the learner's carried code, and where
+// each earlier lab's code comes from.
+type Start struct {
+	Starter tree.Tree   // the chapter's starter with the carried labs' bodies
+	From    string      // the chapter of the practice directory the code was carried from
+	Earlier []LabOrigin // see Provenance.Earlier
 }
 
 // ChangedTestFiles returns, sorted, the test files recorded in p whose content in the practice
@@ -102,13 +153,20 @@ var ErrNotPractice = errors.New("not inside a practice directory (no " + Provena
 // as it was and never touches a file that was there. Errors from writing are *tree.PlaceError.
 // lang ("zh" or "en") is the language of the directory's LEARNING.md; the lab cards come in both.
 func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History, ch *manifest.Chapter, lang string) error {
+	return CreateFrom(ctx, dir, b, h, ch, lang, nil)
+}
+
+// CreateFrom is Create starting from start instead of the chapter's starter, when start is not
+// nil: its files replace the starter's, and the provenance records where they came from. The
+// git repository's one commit holds them, so `git diff` still shows only the new work.
+func CreateFrom(ctx context.Context, dir string, b *tree.Builder, h *history.History, ch *manifest.Chapter, lang string, start *Start) error {
 	if dir == "" {
 		return &tree.PlaceError{Op: tree.OpCheck, Path: dir, Err: tree.ErrNoDir}
 	}
 	if err := checkEmpty(dir); err != nil {
 		return err
 	}
-	files, err := practiceTree(b, h, ch, lang, time.Now().UTC())
+	files, err := practiceTree(b, h, ch, lang, time.Now().UTC(), start)
 	if err != nil {
 		return err
 	}
@@ -116,7 +174,7 @@ func Create(ctx context.Context, dir string, b *tree.Builder, h *history.History
 		return err
 	}
 	return files.Fill(ctx, dir, func(staging string) error {
-		if err := commitAll(staging, ch, time.Now()); err != nil {
+		if err := commitAll(staging, ch, start, time.Now()); err != nil {
 			return fmt.Errorf("creating the git repository: %w", err)
 		}
 		return nil
@@ -145,14 +203,20 @@ func checkEmpty(dir string) error {
 	return nil
 }
 
-// practiceTree returns every file of ch's practice directory except the git repository.
-func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, lang string, now time.Time) (tree.Tree, error) {
+// practiceTree returns every file of ch's practice directory except the git repository: ch's
+// starter, or start's when start is not nil.
+func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, lang string, now time.Time, start *Start) (tree.Tree, error) {
 	if len(ch.Labs) == 0 {
 		return nil, fmt.Errorf("chapter %s has no labs to practise", ch.Number)
 	}
-	starter, err := b.Starter(ch)
-	if err != nil {
-		return nil, fmt.Errorf("building the starter of chapter %s: %w", ch.Number, err)
+	var starter tree.Tree
+	if start != nil {
+		starter = start.Starter
+	} else {
+		var err error
+		if starter, err = b.Starter(ch); err != nil {
+			return nil, fmt.Errorf("building the starter of chapter %s: %w", ch.Number, err)
+		}
 	}
 	files := tree.Tree{}
 	for p, data := range starter {
@@ -211,6 +275,9 @@ func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, lan
 	}
 	if h != nil {
 		prov.Parent, prov.Target = h.Parent(ch), h.Target(ch)
+	}
+	if start != nil {
+		prov.From, prov.Earlier = start.From, start.Earlier
 	}
 	provJSON, err := json.MarshalIndent(prov, "", "  ")
 	if err != nil {
@@ -299,7 +366,7 @@ func kitVersion() string {
 }
 
 // commitAll makes dir a git repository on branch main whose one commit holds every file.
-func commitAll(dir string, ch *manifest.Chapter, now time.Time) error {
+func commitAll(dir string, ch *manifest.Chapter, start *Start, now time.Time) error {
 	repo, err := git.PlainInitWithOptions(dir, &git.PlainInitOptions{
 		InitOptions: git.InitOptions{DefaultBranch: plumbing.NewBranchReferenceName("main")},
 	})
@@ -315,6 +382,9 @@ func commitAll(dir string, ch *manifest.Chapter, now time.Time) error {
 	}
 	sig := history.Signature(now) // the course history's author, at the time of creation
 	msg := fmt.Sprintf("practice %s: starter of %s\n\nEdit the lab regions; `git diff` shows your work.\n", ch.Number, ch.TitleEN)
+	if start != nil {
+		msg = fmt.Sprintf("practice %s: starter of %s, with your labs from chapter %s\n\nEdit the lab regions; `git diff` shows your work.\n", ch.Number, ch.TitleEN, start.From)
+	}
 	_, err = wt.Commit(msg, &git.CommitOptions{Author: &sig, Committer: &sig})
 	return err
 }

@@ -132,6 +132,24 @@ func (b *Builder) Progressive(ch *manifest.Chapter, k int) (Tree, error) {
 	return b.build(ch, k, nil, nil)
 }
 
+// ProgressiveMarked is Progressive(ch, k) for a rebuild chapter, except that the regions of the
+// labs in marked that are kept as reference code (labs of earlier chapters, and labs of ch before
+// k) keep their //lab:begin and //lab:end markers, so that labsrc.Bodies and labsrc.Regions find
+// them; stubbed regions keep theirs as always. `course practice --from` compares and fills these
+// regions.
+func (b *Builder) ProgressiveMarked(ch *manifest.Chapter, k int, marked []string) (Tree, error) {
+	if err := b.check(ch); err != nil {
+		return nil, err
+	}
+	if !ch.Rebuild() {
+		return nil, fmt.Errorf("chapter %s is an observe chapter: its trees have no lab regions", ch.Number)
+	}
+	if k < 0 || k > len(ch.Labs) {
+		return nil, fmt.Errorf("chapter %s: progressive stage %d out of range 0..%d", ch.Number, k, len(ch.Labs))
+	}
+	return b.build(ch, k, nil, marked)
+}
+
 // Mutant returns ch's target with the mutant m applied to its file.
 func (b *Builder) Mutant(ch *manifest.Chapter, m *manifest.Mutant) (Tree, error) {
 	if err := b.check(ch); err != nil {
