@@ -55,7 +55,7 @@ type Refusal struct {
 	Kind    string
 	Chapter string   // RefuseTargetObserve, RefuseSourceObserve, RefuseUnknownChapter, RefuseNotEarlier: PREV's or NN's chapter
 	Files   []string // RefuseTestsChanged, RefuseKitChanged: the test files (slash paths, sorted)
-	Lab     string   // RefuseMarkers: the lab
+	Lab     string   // RefuseMarkers: the lab; "" when the file's markers do not parse at all
 	File    string   // RefuseMarkers, RefuseUnreadable, RefuseSyntax: the file (slash path)
 	// Detail says, for RefuseMarkers, what is wrong with the markers ("" when they are gone); for
 	// RefuseUnreadable and RefuseSyntax, what went wrong.
@@ -308,6 +308,10 @@ func readBodies(prev *prevDir, prevStarter tree.Tree, o *owned) error {
 			return &Refusal{Kind: RefuseMarkers, Lab: o.lab.ID, File: f}
 		case err != nil:
 			return withLab(err, o.lab.ID)
+		}
+		if _, err := labsrc.Regions(src); err != nil {
+			// The file's markers do not parse: which lab lost a marker cannot be told.
+			return &Refusal{Kind: RefuseMarkers, File: f, Detail: err.Error()}
 		}
 		bodies, err := labsrc.Bodies(src, o.lab.ID)
 		var me *labsrc.MarkerError

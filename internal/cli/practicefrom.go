@@ -83,7 +83,11 @@ func (a *app) refusalText(r *carry.Refusal, root string, ch *manifest.Chapter, d
 		if detail == "" {
 			detail = a.p.text("from.markers.gone")
 		}
-		why = a.p.text("from.refuse.markers", root, r.Lab, r.File, detail)
+		if r.Lab == "" {
+			why = a.p.text("from.refuse.markers.file", root, r.File, detail)
+		} else {
+			why = a.p.text("from.refuse.markers", root, r.Lab, r.File, detail)
+		}
 	default: // RefuseUnreadable, RefuseSyntax
 		why = a.p.text("from.refuse.file", root, r.File, r.Detail)
 	}
@@ -193,6 +197,7 @@ var fromMessages = i18n.Catalog{
 	"from.refuse.tests.changed":  {ZH: "%s 的聚焦测试被改过：%s。改过的测试证明不了什么；用 course reset --tests 恢复它们（你的代码不动），再试。", EN: "the focused tests of %s were edited: %s. Edited tests prove nothing; restore them with course reset --tests (your code stays), then try again."},
 	"from.refuse.kit.changed":    {ZH: "%s 是另一个版本的课程创建的，它的测试和这个版本不同：%s。", EN: "%s was made by another version of the course, whose tests differ from this one's: %s."},
 	"from.refuse.markers":        {ZH: "%s 里 Lab %s 的标记（//lab:begin、//lab:end）坏了，在 %s：%s。看 git diff 找回它们。", EN: "%s: the markers of lab %s (//lab:begin, //lab:end) are damaged, in %s: %s. git diff shows how to get them back."},
+	"from.refuse.markers.file":   {ZH: "%s 里 %s 的 Lab 标记（//lab:begin、//lab:end）坏了：%s。看 git diff 找回它们。", EN: "%s: the lab markers (//lab:begin, //lab:end) of %s are damaged: %s. git diff shows how to get them back."},
 	"from.markers.gone":          {ZH: "标记不见了", EN: "the markers are gone"},
 	"from.refuse.file":           {ZH: "%s 里的 %s 读不了或不是合法的 Go 代码：%s", EN: "%s: %s cannot be read or is not valid Go: %s"},
 	"from.fail.lab": {
