@@ -5,14 +5,14 @@ GO ?= go
 
 .PHONY: test vet lint unit unit-race unit-e2e check install fmt bench
 
-## test: side by side, the author's proof of every chapter, every package's tests (the
-## reference's focused tests and the kit's with -race, the end-to-end scripts in tests/), go vet
-## and staticcheck. Each keeps the cores only partly busy (go test links and runs one binary at a
-## time, dev check waits on its slowest job, vet and staticcheck wait on their loading), so
-## together they end sooner than one after the other; dev check, the longest, starts first. Their
-## output is interleaved line by line; every line says which package or chapter it is about.
-test:
-	$(MAKE) --no-print-directory -j4 --output-sync=line check unit-race unit-e2e vet lint
+## test: vet and staticcheck, then, side by side, every package's tests (the reference's focused
+## tests and the kit's with -race, the end-to-end scripts in tests/) and the author's proof of
+## every chapter. Each of the three keeps the cores only partly busy (go test links and runs one
+## binary at a time, dev check waits on its slowest job), so together they end sooner than one
+## after the other. Their output is interleaved line by line; every line says which package or
+## chapter it is about.
+test: vet lint
+	$(MAKE) --no-print-directory -j3 --output-sync=line unit-race unit-e2e check
 
 vet:
 	$(GO) vet ./...
