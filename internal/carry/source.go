@@ -13,6 +13,7 @@ import (
 	"golang.org/x/tools/go/ast/astutil"
 
 	"github.com/learn-tinypi/course/internal/labsrc"
+	"github.com/learn-tinypi/course/internal/testfiles"
 )
 
 // decl is one top-level declaration of a Go file (imports aside).
@@ -73,33 +74,15 @@ func funcDecl(d *ast.FuncDecl) decl {
 	if d.Recv == nil || len(d.Recv.List) == 0 {
 		return decl{keys: []string{name}, refs: []string{name}, display: name}
 	}
-	typ, star := receiverType(d.Recv.List[0].Type)
+	typ, star := testfiles.ReceiverType(d.Recv.List[0].Type)
+	if typ == "" {
+		typ = "?"
+	}
 	display := typ + "." + name
 	if star {
 		display = "(*" + typ + ")." + name
 	}
 	return decl{keys: []string{typ + "." + name}, refs: []string{name}, display: display}
-}
-
-// receiverType returns the base type name of a method's receiver and whether it is a pointer.
-func receiverType(e ast.Expr) (string, bool) {
-	star := false
-	for {
-		switch x := e.(type) {
-		case *ast.StarExpr:
-			e, star = x.X, true
-		case *ast.ParenExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		case *ast.IndexListExpr:
-			e = x.X
-		case *ast.Ident:
-			return x.Name, star
-		default:
-			return "?", star
-		}
-	}
 }
 
 // genDecl describes a type, var or const declaration: every name it declares.

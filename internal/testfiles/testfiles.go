@@ -72,7 +72,7 @@ func Needed(files map[string][]byte, roots ...string) (keep map[string]bool, ok 
 				case d.Recv == nil:
 					needs[d.Name.Name] = append(needs[d.Name.Name], p)
 				case len(d.Recv.List) > 0:
-					recv := receiverName(d.Recv.List[0].Type)
+					recv, _ := ReceiverType(d.Recv.List[0].Type)
 					needs[recv] = append(needs[recv], p)
 					methods = append(methods, method{name: d.Name.Name, recv: recv, file: p})
 				}
@@ -138,12 +138,13 @@ func IsRootTest(p string) bool {
 	return path.Dir(p) == "." && strings.HasSuffix(p, "_test.go")
 }
 
-// receiverName returns the type name of a method receiver: T for T, *T, T[P] and *T[P].
-func receiverName(e ast.Expr) string {
+// ReceiverType returns the type name of a method receiver, T for T, *T, T[P] and *T[P], and
+// whether it is a pointer; the name is "" for a receiver it cannot read.
+func ReceiverType(e ast.Expr) (name string, pointer bool) {
 	for {
 		switch x := e.(type) {
 		case *ast.StarExpr:
-			e = x.X
+			e, pointer = x.X, true
 		case *ast.IndexExpr:
 			e = x.X
 		case *ast.IndexListExpr:
@@ -151,9 +152,9 @@ func receiverName(e ast.Expr) string {
 		case *ast.ParenExpr:
 			e = x.X
 		case *ast.Ident:
-			return x.Name
+			return x.Name, pointer
 		default:
-			return ""
+			return "", pointer
 		}
 	}
 }

@@ -319,6 +319,22 @@ func ch10Flush(t *testing.T, s *Session) {
 	ch10NoErr(t, ch10Within(t, "Flush", ch10LockWhy, func() error { return s.Flush(context.Background()) }), "Flush")
 }
 
+// ch10Request is what ModelRequest returned.
+type ch10Request struct {
+	messages []Message
+	err      error
+}
+
+// ch10ModelRequest calls s.ModelRequest, guarded like ch10Flush against a lock that is never
+// released.
+func ch10ModelRequest(t *testing.T, s *Session) ch10Request {
+	t.Helper()
+	return ch10Within(t, "ModelRequest", ch10LockWhy, func() ch10Request {
+		m, err := s.ModelRequest(context.Background())
+		return ch10Request{m, err}
+	})
+}
+
 func ch10Close(t *testing.T, s *Session) {
 	t.Helper()
 	t.Cleanup(func() {
@@ -731,14 +747,7 @@ func TestLab10_3_写盘与屏障_FlushIsTheBarrier(t *testing.T) {
 
 	// The barrier before a model request: everything the request holds is on disk first.
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("再读 go.mod")})
-	type request struct {
-		messages []Message
-		err      error
-	}
-	req := ch10Within(t, "ModelRequest", ch10LockWhy, func() request {
-		m, err := s.ModelRequest(context.Background())
-		return request{m, err}
-	})
+	req := ch10ModelRequest(t, s)
 	ch10NoErr(t, req.err, "ModelRequest")
 	messages := req.messages
 	if diff := cmp.Diff([]string{"user:读 README", "user:再读 go.mod"}, ch10Messages(messages)); diff != "" {
@@ -824,14 +833,7 @@ func TestLab10_3_写盘与屏障_AWriteErrorIsFinal(t *testing.T) {
 	if diff := cmp.Diff(want, ch10FileEvents(t, path)); diff != "" {
 		t.Fatalf("the file after the failed write (-want +got): nothing is written after a write error, so the file never holds the tool/start whose write failed:\n%s", diff)
 	}
-	type request struct {
-		messages []Message
-		err      error
-	}
-	req := ch10Within(t, "ModelRequest", ch10LockWhy, func() request {
-		m, err := s.ModelRequest(context.Background())
-		return request{m, err}
-	})
+	req := ch10ModelRequest(t, s)
 	if req.err == nil {
 		t.Fatalf("ModelRequest returned a request although the barrier before it failed (the log cannot be written): it returns the flush's error, wrapped, and no request")
 	}
