@@ -51,6 +51,21 @@ func (w *lineWriter) String() string {
 	return w.buf.String()
 }
 
+// waitFor returns once what was written contains want, or fails the test after a generous
+// deadline: course serve reads the log after it prints its URL, so what it says about a damaged
+// log comes later than the URL.
+func (w *lineWriter) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for !strings.Contains(w.String(), want) {
+		select {
+		case <-w.writes:
+		case <-deadline:
+			t.Fatalf("%q never written; so far %q", want, w.String())
+		}
+	}
+}
+
 // startServe runs course serve with args until the test cancels it, and returns the URL it
 // printed and a function that stops it and returns the exit code.
 func startServe(t *testing.T, args ...string) (url string, stdout, stderr *lineWriter, stop func() int) {

@@ -679,7 +679,8 @@ func TestLab8_2_读取_Refusals(t *testing.T) {
 		}
 		after, _ := os.ReadDir("/proc/self/fd")
 		if len(after) > len(fds)+10 {
-			t.Errorf("100 refused reads of the directory docs: %d open descriptors before, %d after; openRegular must close the file it refuses", len(fds), len(after))
+			// No counts in the message: they differ from machine to machine.
+			t.Errorf("100 refused reads of the directory docs left more than 10 descriptors open; openRegular must close the file it refuses")
 		}
 	}
 
