@@ -19,7 +19,11 @@ import (
 
 // labRunMessages are the texts of a run of focused tests, whichever command starts it.
 var labRunMessages = i18n.Catalog{
-	"test.running":  {ZH: "第 %s 章 · 运行：go test -run %s .", EN: "chapter %s · running: go test -run %s ."},
+	"test.running": {ZH: "第 %s 章 · 运行：go test %s-run %s .", EN: "chapter %s · running: go test %s-run %s ."},
+	"test.norace": {
+		ZH: "注意：这台机器不能用竞态检测器（go test -race）运行：\n  %s\n这次运行没有 -race：只有检测器能看到的数据竞争不会被发现。",
+		EN: "warning: this machine cannot run the race detector (go test -race):\n  %s\nThis run is without -race: a data race that only the detector sees goes unnoticed.",
+	},
 	"progress.save": {ZH: "注意：无法保存进度（%v）", EN: "warning: the progress could not be saved (%v)"},
 	"test.env": {
 		ZH: "没有运行任何测试：问题出在这台机器上，不是你的代码：\n  %s\n处理好之后再运行（磁盘空间：df -h；Go 的安装与环境：course doctor）。这次运行没有被记录，进度不变。",
@@ -60,11 +64,17 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	}
 	a.warnLabMarkers(root, ch.Number) // labmarkers.go
 	run := runPattern(labs)
-	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, shellQuote(run)))
+	// A lab whose mistakes include data races is run as its card says, with the race detector.
+	race := slices.ContainsFunc(labs, func(l *manifest.Lab) bool { return l.Race })
+	raceFlag := ""
+	if race {
+		raceFlag = "-race "
+	}
+	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, raceFlag, shellQuote(run)))
 	started := time.Now()
 	// Unoptimized: a third less compile for the same verdict, and a panic's stack without
 	// inlined frames folded away.
-	opts := gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout, Unoptimized: true}
+	opts := gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout, Unoptimized: true, Race: race}
 	var kitTests map[string]string
 	if _, prov, err := practice.Find(root); err == nil {
 		kitTests = prov.TestFiles
@@ -78,6 +88,13 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	defer removeOverlay()
 	opts.Overlay = overlay
 	report, err := gotest.Run(ctx, opts)
+	if err == nil && race && report.BuildFailed && raceUnsupported(report.BuildOutput) {
+		// -race needs cgo on some systems (Windows without a C compiler): run without it, and say
+		// what the learner loses.
+		fmt.Fprintln(a.stderr, a.p.text("test.norace", strings.TrimSpace(report.BuildOutput)))
+		opts.Race = false
+		report, err = gotest.Run(ctx, opts)
+	}
 	if err == nil && overlay != "" && report.BuildFailed {
 		// The build without the other chapters' tests failed: build the whole package, whose
 		// errors are the ones the learner's own go test shows.
@@ -102,6 +119,12 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	}
 	return labRun{testsChanged: changed, report: report, outcome: outcome,
 		progress: a.recordProgress(root, ch, outcome, changed)}, nil
+}
+
+// raceUnsupported reports whether a failed build's output says that go test -race cannot run on
+// this machine ("-race requires cgo", "-race is not supported on …").
+func raceUnsupported(buildOutput string) bool {
+	return strings.Contains(buildOutput, "-race requires cgo") || strings.Contains(buildOutput, "-race is not supported")
 }
 
 // environmentFailure says that the machine, not the learner's code, failed the run (what go

@@ -118,7 +118,7 @@ func (a *app) labTestCommand(lab *manifest.Lab) string {
 
 // labCommand is the exact command that runs lab l's focused tests.
 func labCommand(l *manifest.Lab) string {
-	return "go test -run " + shellQuote(l.Pattern) + " ."
+	return practice.TestCommand(l)
 }
 
 // cardPath is where lab l's card is inside a practice directory, in the output language.

@@ -127,6 +127,8 @@ func TestServePrintsTheDamageOfALog(t *testing.T) {
 	url, _, stderr, stop := startServe(t, "--lang", "en", "../serve/testdata/seq.jsonl")
 	status, body := get(t, url)
 	http.DefaultClient.CloseIdleConnections()
+	// Stopping before the terminal has had its say would cancel the read that says it.
+	stderr.waitFor(t, "reload it after the repair.\n")
 	assert.Equal(t, exitOK, stop())
 	assert.Equal(t, http.StatusOK, status)
 	assert.Contains(t, body, "line 7 has seq 6, want 5")

@@ -575,7 +575,7 @@ func runMutant(ctx context.Context, t tree.Tree, ch *manifest.Chapter, m *manife
 		if err := t.Write(dir); err != nil {
 			return nil, fmt.Errorf("writing mutant %s of chapter %s: %w", m.Name, ch.Number, err)
 		}
-		return gotest.Run(ctx, mutantTestRun(dir, lab))
+		return gotest.Run(ctx, mutantTestRun(dir, lab, m.Race))
 	}
 	if pruned, ok := withTestsOf(t, ch.TestFile); ok {
 		small, err := run(pruned)
@@ -594,9 +594,10 @@ func runMutant(ctx context.Context, t tree.Tree, ch *manifest.Chapter, m *manife
 }
 
 // mutantTestRun returns the options of a run of lab's tests on a mutated tree in dir: unoptimised,
-// without go test's vet, since only what the tests report counts.
-func mutantTestRun(dir string, lab *manifest.Lab) gotest.Options {
-	return gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout}
+// without go test's vet, since only what the tests report counts; with the race detector for a
+// race mutant, a data race that only the detector sees.
+func mutantTestRun(dir string, lab *manifest.Lab, race bool) gotest.Options {
+	return gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Race: race, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout}
 }
 
 // checkTestsMatchOnePattern proves the first half of rule 2: every Test function of the

@@ -10,14 +10,15 @@ import (
 
 	"github.com/learn-tinypi/course/internal/cards"
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
-// countWords are the words that open the "Expected" line of a card or of a lab's box in a
-// chapter text, and the words that open such a box, per language.
-var countWords = []struct{ lang, expected, box string }{
-	{"zh", "**预期：**", "> **实践 "},
-	{"en", "**Expected:**", "> **Lab "},
+// countWords are the words that open the "Expected" and "Run" lines of a card or of a lab's box
+// in a chapter text, and the words that open such a box, per language.
+var countWords = []struct{ lang, expected, run, box string }{
+	{"zh", "**预期：**", "**运行：**", "> **实践 "},
+	{"en", "**Expected:**", "**Run:**", "> **Lab "},
 }
 
 // passCount matches a test count as the cards write it: `7/7`.
@@ -26,10 +27,12 @@ var passCount = regexp.MustCompile("`(\\d+)/(\\d+)`")
 // countsTask is the check that every "Expected" line states the number of tests the learner
 // will see pass: a card's and its box's in the chapter text say the lab's count first (`N/N`),
 // and a second count on a box's line is the chapter's. A test added without its card changing
-// tells the learner "6/6" while go test prints 7 results.
+// tells the learner "6/6" while go test prints 7 results. It also checks that every "Run" line
+// opens with the command course prints for the lab (practice.TestCommand): with -race exactly
+// when the lab is a race lab, which `course test` runs with the race detector.
 func countsTask(b *tree.Builder, ch *manifest.Chapter) task {
 	return task{
-		name: "counts: every card and lab box states its lab's test count, and the text the chapter's",
+		name: "counts: every card and lab box states its lab's test count and run command, and the text the chapter's count",
 		run: func(context.Context, string) (Check, error) {
 			return checkCounts(b.FS(), ch), nil
 		},
@@ -59,6 +62,9 @@ func checkCounts(fsys fs.FS, ch *manifest.Chapter) Check {
 				continue
 			}
 			problems = append(problems, countProblems(path, "lab "+lab.ID, line, lab.Tests, total)...)
+			if run, ok := expectedLine(strings.Split(string(text), "\n"), "- "+w.run); ok {
+				problems = append(problems, runProblems(path, "lab "+lab.ID, run, lab)...)
+			}
 		}
 		if ch.Doc == "" {
 			continue
@@ -75,6 +81,10 @@ func checkCounts(fsys fs.FS, ch *manifest.Chapter) Check {
 			}
 			if line, ok := expectedLine(box, "> - "+w.expected); ok {
 				problems = append(problems, countProblems(path, "the box of lab "+id, line, tests, total)...)
+			}
+			if run, ok := expectedLine(box, "> - "+w.run); ok {
+				lab, _ := ch.Lab(id)
+				problems = append(problems, runProblems(path, "the box of lab "+id, run, lab)...)
 			}
 		}
 	}
@@ -115,6 +125,15 @@ func labBoxes(text, open string) map[string][]string {
 		boxes[id] = append(boxes[id], l)
 	}
 	return boxes
+}
+
+// runProblems checks one Run line: it opens with lab's command, in backquotes.
+func runProblems(path, what, line string, lab *manifest.Lab) []string {
+	want := "`" + practice.TestCommand(lab) + "`"
+	if strings.HasPrefix(strings.TrimSpace(line), want) {
+		return nil
+	}
+	return []string{fmt.Sprintf("%s: %s: the Run line says %s; want it to open with %s", path, what, strings.TrimSpace(line), want)}
 }
 
 // countProblems checks the counts of one Expected line: the first is the lab's, a second one,

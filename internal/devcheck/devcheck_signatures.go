@@ -105,7 +105,7 @@ func proveMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *
 		return check, report, func(lab *manifest.Lab) gotest.Options { return schema.run(lab.Pattern, m.Name) }, err
 	}
 	check, report, err := checkMutant(ctx, b, ch, m, dir)
-	return check, report, func(lab *manifest.Lab) gotest.Options { return mutantTestRun(dir, lab) }, err
+	return check, report, func(lab *manifest.Lab) gotest.Options { return mutantTestRun(dir, lab, m.Race) }, err
 }
 
 // rerunLab runs lab's tests again with opts, those of the mutant's first run (mutantTestRun in the

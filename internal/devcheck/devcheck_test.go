@@ -180,7 +180,7 @@ const (
 )
 
 // countsCheck is the name of the check of devcheck_counts.go.
-const countsCheck = "counts: every card and lab box states its lab's test count, and the text the chapter's"
+const countsCheck = "counts: every card and lab box states its lab's test count and run command, and the text the chapter's count"
 
 // languagesCheck is the name of the check of devcheck_lang.go.
 const languagesCheck = "languages: every lab has a zh and an en card, each ending with its hint (## 提示 / ## Hint)"

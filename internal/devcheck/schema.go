@@ -16,9 +16,9 @@ import (
 
 // chapterSchema is one build of a chapter's target with its mutants woven in (package
 // schemata): compiling the package once for all of them, rather than once per mutant, was most
-// of dev check's time. A mutant that cannot be woven in, or every mutant when the build does not
-// compile or does not pass its own labs' tests with no mutant selected, is proven in a tree of
-// its own (runMutant), as before. The first mutant job of the chapter makes the build; the
+// of dev check's time. A race mutant (it needs a -race build), a mutant that cannot be woven in,
+// or every mutant when the build does not compile or does not pass its own labs' tests with no
+// mutant selected, is proven in a tree of its own (runMutant), as before. The first mutant job of the chapter makes the build; the
 // others wait for it.
 type chapterSchema struct {
 	once  sync.Once
@@ -45,6 +45,9 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 	var mutations []schemata.Mutation
 	var labs []*manifest.Lab
 	for _, m := range ch.Mutants {
+		if m.Race {
+			continue // its tests need a -race build of their own (mutantTestRun)
+		}
 		mt, err := b.Mutant(ch, m)
 		if err != nil || !onlyFileDiffers(target, mt, m.File) {
 			continue // checkMutant reports a mutant that cannot be applied

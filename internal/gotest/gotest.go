@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -889,15 +890,77 @@ var (
 )
 
 // FirstFailure returns the first t.Error/t.Fatal message (without its "file_test.go:NN: "
-// prefix) or panic line of a failed test's output lines; "" when there is none.
+// prefix), panic line or data race (see raceSummary) of a failed test's output lines; "" when
+// there is none.
 func FirstFailure(lines []string) string {
-	for _, line := range lines {
+	for i, line := range lines {
 		if m := messageLine.FindStringSubmatch(line); m != nil {
 			return strings.TrimSpace(m[1])
 		}
 		if strings.HasPrefix(line, "panic: ") {
 			return recovered.ReplaceAllString(line, "")
 		}
+		if line == "WARNING: DATA RACE" {
+			return raceSummary(lines[i+1:])
+		}
 	}
 	return ""
+}
+
+// raceAccess is the head of one access in a race detector's report: "Write at 0x00c0000a4188 by
+// goroutine 9:", "Previous read at … by main goroutine:".
+var raceAccess = regexp.MustCompile(`^([A-Z][a-z]*(?: [a-z]+)*) at 0x[0-9a-f]+ by `)
+
+// raceSummary names the two accesses of the race detector's report that follows "WARNING: DATA
+// RACE" in lines: "data race: read in tinypi.(*Agent).Abort (agent.go), write in
+// tinypi.(*Agent).start (agent.go)", each by its innermost function outside the Go distribution,
+// in sorted order. Which access came first, addresses, goroutine and line numbers are left out:
+// they differ from run to run and from one learner's code to another's, and a mistake's
+// signature must not.
+func raceSummary(lines []string) string {
+	var accesses []string
+	for i := 0; i < len(lines) && len(accesses) < 2; i++ {
+		if lines[i] == "==================" {
+			break
+		}
+		m := raceAccess.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		where := "?"
+		// Frames are pairs of lines: "  pkg.Func()", "      /path/file.go:12 +0x33".
+		for j := i + 1; j+1 < len(lines) && strings.HasPrefix(lines[j], "  ") && !strings.HasPrefix(lines[j], "   "); j += 2 {
+			file := strings.TrimSpace(lines[j+1])
+			if k := strings.LastIndex(file, ":"); k >= 0 {
+				file = file[:k]
+			}
+			if inGoDistribution(file) {
+				continue
+			}
+			where = strings.TrimSuffix(strings.TrimSpace(lines[j]), "()") + " (" + filepath.Base(file) + ")"
+			break
+		}
+		kind := strings.TrimPrefix(strings.ToLower(m[1]), "previous ")
+		accesses = append(accesses, kind+" in "+where)
+	}
+	if len(accesses) == 0 {
+		return "data race"
+	}
+	// Which access the detector met first depends on the schedule; the race is the same.
+	sort.Strings(accesses)
+	return "data race: " + strings.Join(accesses, ", ")
+}
+
+// inGoDistribution reports whether file, from a stack frame, belongs to the runtime or to the
+// standard library's synchronisation and testing code rather than to the code under test. The
+// Go that built the test binary may not be the one running this code, so its GOROOT is
+// recognised by the shape of these paths.
+func inGoDistribution(file string) bool {
+	file = filepath.ToSlash(file)
+	for _, dir := range []string{"/src/runtime/", "/src/internal/", "/src/sync/", "/src/testing/"} {
+		if strings.Contains(file, dir) {
+			return true
+		}
+	}
+	return false
 }

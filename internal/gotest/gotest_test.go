@@ -143,6 +143,31 @@ func TestRunPatternAndRace(t *testing.T) {
 	}
 }
 
+func TestRunReportsADataRace(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": `package m
+
+import "testing"
+
+var shared int
+
+func write() { shared = 1 }
+
+func TestRace(t *testing.T) {
+	done := make(chan bool)
+	go func() { write(); done <- true }()
+	_ = shared
+	<-done
+}
+`})
+	report, err := Run(context.Background(), Options{Dir: dir, Race: true, Env: OfflineEnv()})
+	require.NoError(t, err)
+	require.Len(t, report.Tests, 1)
+	got := report.Tests[0]
+	assert.True(t, got.Failed, "Failed")
+	// Whichever access the detector met first, the summary is the same.
+	assert.Equal(t, "data race: read in example.com/m.TestRace (m_test.go), write in example.com/m.write (m_test.go)", got.FirstFailure)
+}
+
 // gcflagsTest fails unless the binary was built with the -gcflags it names: go records the
 // flags of a build in the binary's build information.
 const gcflagsTest = `package m
@@ -245,6 +270,30 @@ func TestFirstFailure(t *testing.T) {
 		{"panic", []string{"--- FAIL: TestX (0.00s)", "panic: oh no [recovered, repanicked]", "goroutine 1"}, "panic: oh no"},
 		{"panic brackets kept", []string{"panic: list [a b]"}, "panic: list [a b]"},
 		{"nothing", []string{"=== RUN   TestX", "--- FAIL: TestX (0.00s)"}, ""},
+		{"data race", []string{
+			"=== RUN   TestX",
+			"==================",
+			"WARNING: DATA RACE",
+			"Write at 0x00c000094188 by goroutine 9:",
+			"  sync/atomic.AddInt32()",
+			"      /usr/local/go/src/sync/atomic/race.s:1 +0x1",
+			"  tinypi.(*Agent).Abort()",
+			"      /home/l/tinypi/agent.go:412 +0x33",
+			"  tinypi.TestLab9_4_X()",
+			"      /home/l/tinypi/ch09_agent_test.go:7 +0x33",
+			"",
+			"Previous read at 0x00c000094188 by main goroutine:",
+			"  tinypi.(*Agent).run.func1()",
+			"      /home/l/tinypi/agent.go:300 +0x104",
+			"",
+			"Goroutine 9 (running) created at:",
+			"  tinypi.TestLab9_4_X()",
+			"      /home/l/tinypi/ch09_agent_test.go:6 +0xf9",
+			"==================",
+			"--- FAIL: TestX (0.00s)",
+		}, "data race: read in tinypi.(*Agent).run.func1 (agent.go), write in tinypi.(*Agent).Abort (agent.go)"},
+		{"a message before the race comes first", []string{"    x_test.go:1: one", "WARNING: DATA RACE", "Read at 0x1 by goroutine 2:"}, "one"},
+		{"a race report without accesses", []string{"WARNING: DATA RACE", "=================="}, "data race"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

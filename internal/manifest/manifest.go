@@ -102,6 +102,9 @@ type Lab struct {
 	Pattern string `yaml:"pattern"`
 	// Tests is how many focused tests Pattern matches.
 	Tests int `yaml:"tests"`
+	// Race is set for a lab whose mistakes include data races that only the race detector
+	// sees: `course test` runs its tests with -race, and its card's run command has -race.
+	Race bool `yaml:"race"`
 }
 
 // Mutant is a known mistake applied to a chapter's target.
@@ -119,6 +122,9 @@ type Mutant struct {
 	// DiagnoseReference are the scenarios run on the target for comparison; empty means the
 	// same as Diagnose.
 	DiagnoseReference []string `yaml:"diagnose_reference"`
+	// Race is set for a data race that no test can observe without the race detector: dev check
+	// runs the lab's tests on this mutant with -race. Its lab must be a race lab.
+	Race bool `yaml:"race"`
 }
 
 // Scenarios returns the scenarios a diagnosis of m runs on the mutated code and on the target,
@@ -300,8 +306,9 @@ func (ch *Chapter) validate() error {
 	if major == "" {
 		major = "0"
 	}
-	ids, keywords := map[string]bool{}, map[string]bool{}
+	ids, keywords, race := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for i, l := range ch.Labs {
+		race[l.ID] = l.Race
 		where := fmt.Sprintf("labs[%d] (%s)", i, l.ID)
 		m := labIDRE.FindStringSubmatch(l.ID)
 		switch {
@@ -338,6 +345,8 @@ func (ch *Chapter) validate() error {
 		names[m.Name] = true
 		if !ids[m.Lab] {
 			fail("%s: lab %q is not a lab of this chapter", where, m.Lab)
+		} else if m.Race && !race[m.Lab] {
+			fail("%s: a race mutant needs its lab %s to be run with -race (race: true)", where, m.Lab)
 		}
 		if !cleanRelative(m.File) {
 			fail("%s: file %q must be a clean relative path inside solutions/tinypi", where, m.File)

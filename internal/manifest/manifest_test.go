@@ -236,6 +236,8 @@ func TestLoadErrors(t *testing.T) {
 		{"extends a file twice", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go]\nextends: [message.go, message.go]", `extends: "message.go" is listed twice`},
 		{"extends a directory", "checkpoints/02-tools.yaml", "files: [tool.go]", "files: [tool.go]\nextends: [wire]", `extends: "wire" must be a clean relative path of a Go file`},
 		{"observe chapter extends", "checkpoints/00-tour.yaml", "files: [tour.go]", "files: [tour.go]\nextends: [message.go]", "only a rebuild chapter extends"},
+		{"race mutant of a lab run without -race", "checkpoints/02-tools.yaml", "explain_en: Skips validation.",
+			"explain_en: Skips validation.\n    race: true", "mutants[0] (skip-validation): a race mutant needs its lab 2.1 to be run with -race (race: true)"},
 		{"diagnose without a diagnosis", "checkpoints/02-tools.yaml", "explain_en: Skips validation.",
 			"explain_en: Skips validation.\n    diagnose: [fast]", "mutants[0] (skip-validation): diagnose is set, but the chapter has no diagnosis block"},
 		{"unknown scenario of a mutant", "checkpoints/02-tools.yaml", "explain_en: The tour prints nothing.",

@@ -352,9 +352,14 @@ func PendingMeaning(lab *manifest.Lab) string {
 	return fmt.Sprintf("lab %s, %q, is not implemented yet", lab.ID, lab.TitleEN)
 }
 
-// TestCommand returns the shell command that runs lab's focused tests in a practice directory.
+// TestCommand returns the shell command that runs lab's focused tests in a practice directory,
+// with the race detector for a lab whose mistakes include data races.
 func TestCommand(lab *manifest.Lab) string {
-	return "go test -run '" + strings.ReplaceAll(lab.Pattern, "'", `'\''`) + "' ."
+	race := ""
+	if lab.Race {
+		race = "-race "
+	}
+	return "go test " + race + "-run '" + strings.ReplaceAll(lab.Pattern, "'", `'\''`) + "' ."
 }
 
 // kitVersion returns the version of the kit's module the running binary was built from.

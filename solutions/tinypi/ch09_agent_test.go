@@ -26,6 +26,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -1303,6 +1304,48 @@ func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 	}
 }
 
+// TestLab9_3_运行周期_SteerFromAnotherGoroutine steers from a goroutine of its own until the
+// agent says it is idle, while the run goes on to MaxSteps. Every message Steer accepted is taken
+// or reported dropped. Steer reads whether a run can take a message, which the run changes under
+// the agent's lock: read it under the lock too, or go test -race reports a data race.
+func TestLab9_3_运行周期_SteerFromAnotherGoroutine(t *testing.T) {
+	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream { return ch09Reply(ch09Answer("好")) }}
+	a := ch09NewAgent(t, AgentOptions{Model: model, MaxSteps: 3})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("开始")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	var accepted int
+	steering := ch09Go(func() error {
+		for {
+			switch err := a.Steer(UserText("插话")); {
+			case errors.Is(err, ErrAgentIdle):
+				return nil
+			case err != nil:
+				return err
+			}
+			accepted++
+			runtime.Gosched()
+		}
+	})
+	err := <-steering
+	ch09PendingErr(t, err)
+	if err != nil {
+		t.Fatalf("Steer during the run: %v; want nil until the run can take no message, then ErrAgentIdle", err)
+	}
+	st := ch09Settle(t, a)
+	taken := 0
+	for _, m := range st.Messages {
+		if ch09Line(m) == "user:插话" {
+			taken++
+		}
+	}
+	if taken+len(st.Dropped) != accepted {
+		t.Errorf("Steer accepted %d messages; the transcript has %d of them and Dropped %d: every accepted message is taken or reported dropped", accepted, taken, len(st.Dropped))
+	}
+}
+
 func TestLab9_3_运行周期_WaitForIdleWaitsForSubscribers(t *testing.T) {
 	ch09Bubble(t, func(t *testing.T) {
 		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
@@ -1984,6 +2027,33 @@ func TestLab9_4_失败与中止_AbortFromSubscriber(t *testing.T) {
 	})
 }
 
+// TestLab9_4_失败与中止_AbortFromAnotherGoroutine calls Abort over and over from a goroutine of
+// its own while runs start and end. Abort reads the run's cancel function, which start and the
+// end of a run change under the agent's lock: read it under the lock too, or go test -race
+// reports a data race (no assertion can see one).
+func TestLab9_4_失败与中止_AbortFromAnotherGoroutine(t *testing.T) {
+	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream { return ch09Reply(ch09Answer("好")) }}
+	a := ch09NewAgent(t, AgentOptions{Model: model})
+	var stop atomic.Bool
+	aborting := ch09Go(func() error {
+		for !stop.Load() {
+			a.Abort()
+			runtime.Gosched()
+		}
+		return nil
+	})
+	for i := range 5 {
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText(fmt.Sprintf("第 %d 次", i+1))); err != nil {
+				t.Fatalf("Prompt %d while another goroutine calls Abort: %v", i+1, err)
+			}
+		})
+		ch09Settle(t, a)
+	}
+	stop.Store(true)
+	ch09PendingErr(t, <-aborting)
+}
+
 // ch09CancelAttempts is how many runs TestLab9_4_失败与中止_AbortCancelsAtOnce makes, each
 // with a new agent, until one shows the mistake. With one P the goroutine that `go cancel()`
 // starts waits until the tool lets go of the P, so nearly every attempt shows it; the attempts
@@ -2197,6 +2267,57 @@ var ch09Pristine = []string{
 	"model_event:done:好",
 	"assistant_message:好",
 	"run_end:user:你好 / assistant:我先查一下。|call:c1 / toolResult:ok / user:顺便 / assistant:好 dropped:",
+}
+
+func TestLab9_5_订阅者_PanicRecordedUnderLock(t *testing.T) {
+	// A reader calls State over and over. The first subscriber panics at run_start; the second
+	// waits there until the reader has begun a State call after the panic was recorded. Nothing
+	// orders that record before the reader's read but the agent's lock: record it under the
+	// lock, or go test -race reports a data race. Five rounds, each with a new agent, make sure
+	// the detector sees it.
+	for round := 1; round <= 5; round++ {
+		ch09PanicRecordedUnderLock(t, round)
+	}
+}
+
+func ch09PanicRecordedUnderLock(t *testing.T, round int) {
+	a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
+	var reads atomic.Int64
+	var stop, readerDone atomic.Bool
+	reader := ch09Go(func() error {
+		defer readerDone.Store(true)
+		for !stop.Load() {
+			a.State()
+			reads.Add(1)
+			runtime.Gosched()
+		}
+		return nil
+	})
+	a.Subscribe(func(e AgentEvent) {
+		if _, ok := e.(RunStartEvent); ok {
+			panic("先崩")
+		}
+	})
+	a.Subscribe(func(e AgentEvent) {
+		if _, ok := e.(RunStartEvent); !ok {
+			return
+		}
+		// Two more finished calls: the second began after this subscriber was called.
+		for from := reads.Load(); reads.Load() < from+2 && !readerDone.Load(); {
+			runtime.Gosched()
+		}
+	})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
+			t.Fatalf("round %d: Prompt: %v", round, err)
+		}
+	})
+	st := ch09Settle(t, a)
+	stop.Store(true)
+	ch09PendingErr(t, <-reader)
+	if diff := cmp.Diff([]string{"subscriber 1 panicked on run_start: 先崩"}, st.SubscriberErrors); diff != "" {
+		t.Fatalf("round %d: SubscriberErrors (-want +got):\n%s", round, diff)
+	}
 }
 
 func TestLab9_5_订阅者_OwnCopies(t *testing.T) {
