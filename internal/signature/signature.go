@@ -188,7 +188,30 @@ func Normalize(msg string) string {
 	msg = duration.ReplaceAllString(msg, "_s")
 	msg = goroutine.ReplaceAllString(msg, "goroutine _")
 	msg = longNumber.ReplaceAllString(msg, "_")
-	return msg
+	return raceRead(msg)
+}
+
+// raceRead keeps, of a data race between a read and a write (gotest's "data race: read in F
+// (f.go), write in G (g.go)"), the read. A mistake that reads shared state without the lock
+// races with whichever write the schedule puts next to it (the one that starts a run, or the
+// one that ends it), so only the read is the same from run to run, and it is where the mistake
+// is. Other messages are returned as they are.
+func raceRead(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "data race: ")
+	if !ok {
+		return msg
+	}
+	accesses := strings.Split(rest, ", ")
+	var reads []string
+	for _, a := range accesses {
+		if strings.HasPrefix(a, "read in ") {
+			reads = append(reads, a)
+		}
+	}
+	if len(accesses) != 2 || len(reads) != 1 {
+		return msg
+	}
+	return "data race: " + reads[0]
 }
 
 // Failures returns the failed tests of lab in report (progress.LabTests, the one function that

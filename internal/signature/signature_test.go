@@ -29,6 +29,10 @@ func TestNormalize(t *testing.T) {
 		{"unix milliseconds", "timestamp 1712345678901 too old", "timestamp _ too old"},
 		{"short numbers stay", "want 3 calls, got 12345", "want 3 calls, got 12345"},
 		{"words ending in s after digits stay apart", "stop/2 steps", "stop/2 steps"},
+		{"a read racing with a write: the read", "data race: read in tinypi.(*Agent).Abort (agent.go), write in tinypi.(*Agent).start (agent.go)", "data race: read in tinypi.(*Agent).Abort (agent.go)"},
+		{"the read second", "data race: read in tinypi.(*Agent).State (agent.go), write in tinypi.(*Agent).callSubscriber.func1 (agent.go)", "data race: read in tinypi.(*Agent).State (agent.go)"},
+		{"two writes stay", "data race: write in a.f (a.go), write in a.g (a.go)", "data race: write in a.f (a.go), write in a.g (a.go)"},
+		{"a race without accesses stays", "data race", "data race"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

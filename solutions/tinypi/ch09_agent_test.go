@@ -1304,48 +1304,6 @@ func TestLab9_3_运行周期_SteerAndFollowUp(t *testing.T) {
 	}
 }
 
-// TestLab9_3_运行周期_SteerFromAnotherGoroutine steers from a goroutine of its own until the
-// agent says it is idle, while the run goes on to MaxSteps. Every message Steer accepted is taken
-// or reported dropped. Steer reads whether a run can take a message, which the run changes under
-// the agent's lock: read it under the lock too, or go test -race reports a data race.
-func TestLab9_3_运行周期_SteerFromAnotherGoroutine(t *testing.T) {
-	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream { return ch09Reply(ch09Answer("好")) }}
-	a := ch09NewAgent(t, AgentOptions{Model: model, MaxSteps: 3})
-	runLab(t, func() {
-		if err := a.Prompt(t.Context(), UserText("开始")); err != nil {
-			t.Fatalf("Prompt: %v", err)
-		}
-	})
-	var accepted int
-	steering := ch09Go(func() error {
-		for {
-			switch err := a.Steer(UserText("插话")); {
-			case errors.Is(err, ErrAgentIdle):
-				return nil
-			case err != nil:
-				return err
-			}
-			accepted++
-			runtime.Gosched()
-		}
-	})
-	err := <-steering
-	ch09PendingErr(t, err)
-	if err != nil {
-		t.Fatalf("Steer during the run: %v; want nil until the run can take no message, then ErrAgentIdle", err)
-	}
-	st := ch09Settle(t, a)
-	taken := 0
-	for _, m := range st.Messages {
-		if ch09Line(m) == "user:插话" {
-			taken++
-		}
-	}
-	if taken+len(st.Dropped) != accepted {
-		t.Errorf("Steer accepted %d messages; the transcript has %d of them and Dropped %d: every accepted message is taken or reported dropped", accepted, taken, len(st.Dropped))
-	}
-}
-
 func TestLab9_3_运行周期_WaitForIdleWaitsForSubscribers(t *testing.T) {
 	ch09Bubble(t, func(t *testing.T) {
 		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("好"))})
@@ -2027,6 +1985,65 @@ func TestLab9_4_失败与中止_AbortFromSubscriber(t *testing.T) {
 	})
 }
 
+// TestLab9_4_失败与中止_SteerFromAnotherGoroutine steers from a goroutine of its own until the
+// agent says it is idle. The goroutine begins once the run's first request was made, and the
+// run (MaxSteps 1) gets its first answer only once a message was accepted, so it ends at
+// MaxSteps with steering still queued. Every message Steer accepted is
+// taken or reported dropped. Steer reads whether a run can take a message, which the run changes
+// under the agent's lock: read it under the lock too (lab 9.3's enqueue), or go test -race
+// reports a data race.
+func TestLab9_4_失败与中止_SteerFromAnotherGoroutine(t *testing.T) {
+	requested, firstSteer := make(chan struct{}), make(chan struct{})
+	steered := ch09Signal(firstSteer)
+	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream {
+		if n == 0 {
+			close(requested)
+			select {
+			case <-firstSteer:
+			case <-ctx.Done():
+			}
+		}
+		return ch09Reply(ch09Answer("好"))
+	}}
+	a := ch09NewAgent(t, AgentOptions{Model: model, MaxSteps: 1})
+	runLab(t, func() {
+		if err := a.Prompt(t.Context(), UserText("开始")); err != nil {
+			t.Fatalf("Prompt: %v", err)
+		}
+	})
+	var accepted int
+	steering := ch09Go(func() error {
+		defer steered()
+		<-requested
+		for {
+			switch err := a.Steer(UserText("插话")); {
+			case errors.Is(err, ErrAgentIdle):
+				return nil
+			case err != nil:
+				return err
+			}
+			accepted++
+			steered()
+			runtime.Gosched()
+		}
+	})
+	err := <-steering
+	ch09PendingErr(t, err)
+	if err != nil {
+		t.Fatalf("Steer during the run: %v; want nil until the run can take no message, then ErrAgentIdle", err)
+	}
+	st := ch09Settle(t, a)
+	taken := 0
+	for _, m := range st.Messages {
+		if ch09Line(m) == "user:插话" {
+			taken++
+		}
+	}
+	if accepted == 0 || taken+len(st.Dropped) != accepted {
+		t.Errorf("Steer accepted %d messages during a run that ended at MaxSteps; the transcript has %d of them and Dropped %d: every accepted message is taken or reported dropped", accepted, taken, len(st.Dropped))
+	}
+}
+
 // TestLab9_4_失败与中止_AbortFromAnotherGoroutine calls Abort over and over from a goroutine of
 // its own while runs start and end. Abort reads the run's cancel function, which start and the
 // end of a run change under the agent's lock: read it under the lock too, or go test -race
@@ -2035,13 +2052,20 @@ func TestLab9_4_失败与中止_AbortFromAnotherGoroutine(t *testing.T) {
 	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream { return ch09Reply(ch09Answer("好")) }}
 	a := ch09NewAgent(t, AgentOptions{Model: model})
 	var stop atomic.Bool
+	first := make(chan struct{})
+	aborted := ch09Signal(first)
 	aborting := ch09Go(func() error {
-		for !stop.Load() {
+		defer aborted()
+		for {
 			a.Abort()
+			aborted()
+			if stop.Load() {
+				return nil
+			}
 			runtime.Gosched()
 		}
-		return nil
 	})
+	<-first // the goroutine's first Abort has returned (or panicked: a stub)
 	for i := range 5 {
 		runLab(t, func() {
 			if err := a.Prompt(t.Context(), UserText(fmt.Sprintf("第 %d 次", i+1))); err != nil {
@@ -2455,6 +2479,90 @@ func TestLab9_5_订阅者_OneAtATime(t *testing.T) {
 			t.Errorf("the second subscriber was called while the first was still handling %s: subscribers are called one at a time, never two at once", overlaps[0])
 		}
 	})
+
+	// Two goroutines that publish at once: the run's, which ends run 1, and the test's, which
+	// starts run 2 as soon as it may. At the at-th release of the agent's lock the releasing
+	// goroutine pauses; the subscriber takes long over run_end#1. Still one delivery at a time.
+	for at := 1; ; at++ {
+		if at > 1000 {
+			t.Fatal("the agent's lock was released more than 1000 times in two runs")
+		}
+		fired, overlap := ch09ProbeTwoPublishers(t, at)
+		if !fired {
+			break
+		}
+		if overlap != "" {
+			t.Fatalf("pausing at release %d of the agent's lock while run 1 ended and run 2 started from another goroutine: the subscriber got %s while it was still handling another event: two goroutines delivered at once; checking that nobody delivers and becoming the deliverer happen in one hold of the lock", at, overlap)
+		}
+	}
+}
+
+// ch09ProbeTwoPublishers runs two runs on a new agent in a bubble: run 1 from the test, run 2
+// from the test's goroutine, which tries Prompt every (bubble) millisecond until run 1 is over.
+// At the at-th release of the agent's lock the releasing goroutine sleeps a (bubble) second; the
+// subscriber sleeps an hour over run_end#1. It returns whether that release came, and the first
+// event the subscriber got while another call of it had not returned ("" when none).
+func ch09ProbeTwoPublishers(t *testing.T, at int) (fired bool, overlap string) {
+	t.Helper()
+	ch09Bubble(t, func(t *testing.T) {
+		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+		var mu sync.Mutex
+		released := 0
+		a.mu = &ch09ReleaseLock{afterRelease: func() {
+			mu.Lock()
+			released++
+			fire := released == at
+			if fire {
+				fired = true
+			}
+			mu.Unlock()
+			if fire {
+				time.Sleep(time.Second)
+			}
+		}}
+		var inside atomic.Int32
+		a.Subscribe(func(e AgentEvent) {
+			if inside.Add(1) > 1 {
+				mu.Lock()
+				if overlap == "" {
+					overlap = ch09Kind(e)
+				}
+				mu.Unlock()
+			}
+			if end, ok := e.(RunEndEvent); ok && end.RunID == 1 {
+				time.Sleep(time.Hour)
+			}
+			inside.Add(-1)
+		})
+		runLab(t, func() {
+			if err := a.Prompt(t.Context(), UserText("第一轮")); err != nil {
+				t.Fatalf("Prompt: %v", err)
+			}
+		})
+		for {
+			err := ch09Try(func() error { return a.Prompt(t.Context(), UserText("第二轮")) })
+			ch09PendingErr(t, err)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, ErrAgentBusy) {
+				t.Fatalf("Prompt after run 1: %v, want nil or ErrAgentBusy", err)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Hour)
+		defer cancel()
+		err := ch09Try(func() error { return a.WaitForIdle(ctx) })
+		ch09PendingErr(t, err)
+		ch09Pending(t, a.State())
+		if err != nil {
+			t.Fatalf("WaitForIdle: %v", err)
+		}
+		// A goroutine may still pause after the last release (the bubble's clock is not the
+		// wall's: this costs nothing).
+		time.Sleep(2 * time.Second)
+	})
+	return fired, overlap
 }
 
 func TestLab9_5_订阅者_NestedEventsInOrder(t *testing.T) {
