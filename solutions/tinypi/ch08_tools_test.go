@@ -15,6 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -999,6 +1000,41 @@ func TestLab8_3_写入编辑_Names(t *testing.T) {
 			t.Errorf("WriteFile(%s) in a workspace whose directory was removed: the error is not %q wrapping fs.ErrNotExist; an error names the file asked for, as given, never the temporary file\n got: %v", name, want, err)
 		}
 	}
+
+	// A step that fails after the temporary file was created: the write of 2 MiB, under a file
+	// size limit of 1 MiB that the test sets for this process while WriteFile runs. The
+	// temporary file is removed, the target never appears, and the error names the target.
+	full := ch08Setup(t, WorkspaceOptions{})
+	var err error
+	if ch08FileSizeLimit(1<<20, func() { err = full.ws.WriteFile("big.txt", make([]byte, 2<<20)) }) {
+		if want := "write big.txt: file too large"; err == nil || err.Error() != want {
+			t.Errorf("WriteFile(big.txt) of 2 MiB with a file size limit of 1 MiB: error %v, want %q", err, want)
+		}
+		if names := ch08DirNames(t, full.dir); len(names) != 0 {
+			// Not the names: the temporary file's is random, and a message must be the same in every run.
+			t.Errorf("after a WriteFile whose write failed, the workspace holds %d entries; want none: whatever step fails, remove the temporary file", len(names))
+		}
+	}
+}
+
+// ch08FileSizeLimit runs f with the process's file size limit (RLIMIT_FSIZE) set to limit
+// bytes, so that a write beyond it fails with EFBIG, and reports whether it could. SIGXFSZ,
+// which such a write also raises, is ignored meanwhile.
+func ch08FileSizeLimit(limit uint64, f func()) bool {
+	var old syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old); err != nil || old.Cur < limit {
+		return false
+	}
+	signal.Ignore(syscall.SIGXFSZ)
+	defer signal.Reset(syscall.SIGXFSZ)
+	lower := old
+	lower.Cur = limit
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lower); err != nil {
+		return false
+	}
+	defer syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old)
+	f()
+	return true
 }
 
 func TestLab8_3_写入编辑_Special(t *testing.T) {
