@@ -9,6 +9,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/history"
 	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/practice"
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
@@ -85,7 +86,7 @@ func (a *app) printCheckpoint(b *tree.Builder, h *history.History, ch *manifest.
 	fmt.Fprintln(&out, p.text("checkpoint.labs"))
 	rows := make([][]string, 0, len(ch.Labs))
 	for _, l := range ch.Labs {
-		rows = append(rows, []string{"  " + l.ID, a.labTitle(l), labCommand(l)})
+		rows = append(rows, []string{"  " + l.ID, a.labTitle(l), practice.TestCommand(l)})
 	}
 	if err := writeTable(&out, rows); err != nil {
 		return err

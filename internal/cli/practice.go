@@ -61,14 +61,14 @@ func (a *app) practiceCommand() *cobra.Command {
 					for _, program := range chapterPrograms(ch) {
 						fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && go run ./"+program)
 					}
-					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
+					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+practice.TestCommand(first))
 				} else {
 					meaning := ""
 					if p.lang != langZH {
 						meaning = ", " + practice.PendingMeaning(first)
 					}
 					fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage(), meaning))
-					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+labCommand(first))
+					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+practice.TestCommand(first))
 				}
 			}
 			fmt.Fprintln(a.stdout)

@@ -116,11 +116,6 @@ func (a *app) labTestCommand(lab *manifest.Lab) string {
 	}
 }
 
-// labCommand is the exact command that runs lab l's focused tests.
-func labCommand(l *manifest.Lab) string {
-	return practice.TestCommand(l)
-}
-
 // cardPath is where lab l's card is inside a practice directory, in the output language.
 func (a *app) cardPath(l *manifest.Lab) string {
 	name := l.ID + ".md"

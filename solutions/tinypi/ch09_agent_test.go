@@ -1391,6 +1391,51 @@ func (l *ch09ReleaseLock) Unlock() {
 	l.afterRelease()
 }
 
+// ch09PauseAt is a lock for a probe: the releasing goroutine calls pause at the at-th release
+// counted once the probe is armed (Arm), and only there.
+type ch09PauseAt struct {
+	ch09ReleaseLock
+	mu       sync.Mutex
+	armed    bool
+	released int
+	fired    bool
+}
+
+// newCh09PauseAt returns a ch09PauseAt that pauses at release at, armed from the start when
+// armed is true.
+func newCh09PauseAt(at int, armed bool, pause func()) *ch09PauseAt {
+	l := &ch09PauseAt{armed: armed}
+	l.afterRelease = func() {
+		l.mu.Lock()
+		if !l.armed || l.released >= at {
+			l.mu.Unlock()
+			return
+		}
+		l.released++
+		fire := l.released == at
+		l.fired = l.fired || fire
+		l.mu.Unlock()
+		if fire {
+			pause()
+		}
+	}
+	return l
+}
+
+// Arm starts counting releases.
+func (l *ch09PauseAt) Arm() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = true
+}
+
+// Fired reports whether the at-th release came.
+func (l *ch09PauseAt) Fired() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fired
+}
+
 // ch09Probe steers once, at the at-th release of the agent's lock after the answer "一" was
 // delivered. From that answer on, the run decides whether it stops, and each release of the
 // lock is a moment at which a Steer can slip in; the test tries them all, one per run.
@@ -2506,20 +2551,10 @@ func ch09ProbeTwoPublishers(t *testing.T, at int) (fired bool, overlap string) {
 	t.Helper()
 	ch09Bubble(t, func(t *testing.T) {
 		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
+		lock := newCh09PauseAt(at, true, func() { time.Sleep(time.Second) })
+		defer func() { fired = lock.Fired() }()
+		a.mu = lock
 		var mu sync.Mutex
-		released := 0
-		a.mu = &ch09ReleaseLock{afterRelease: func() {
-			mu.Lock()
-			released++
-			fire := released == at
-			if fire {
-				fired = true
-			}
-			mu.Unlock()
-			if fire {
-				time.Sleep(time.Second)
-			}
-		}}
 		var inside atomic.Int32
 		a.Subscribe(func(e AgentEvent) {
 			if inside.Add(1) > 1 {
@@ -2679,31 +2714,14 @@ func ch09ProbeDelivery(t *testing.T, at int) (fired bool, kinds []string, err er
 	t.Helper()
 	ch09Bubble(t, func(t *testing.T) {
 		a := ch09NewAgent(t, AgentOptions{Model: NewScriptedModel(ch09Answer("一"), ch09Answer("二"))})
-		var mu sync.Mutex
-		armed, released := false, 0
 		var nestedErr error
-		a.mu = &ch09ReleaseLock{afterRelease: func() {
-			mu.Lock()
-			if !armed || released >= at {
-				mu.Unlock()
-				return
-			}
-			released++
-			fire := released == at
-			if fire {
-				fired = true
-			}
-			mu.Unlock()
-			if fire {
-				synctest.Wait()
-			}
-		}}
+		lock := newCh09PauseAt(at, false, synctest.Wait)
+		defer func() { fired = lock.Fired() }()
+		a.mu = lock
 		rec := &ch09Recorder{hook: func(e AgentEvent) {
 			if end, ok := e.(RunEndEvent); ok && end.RunID == 1 {
 				nestedErr = a.Prompt(t.Context(), UserText("第二轮"))
-				mu.Lock()
-				armed = true
-				mu.Unlock()
+				lock.Arm()
 			}
 		}}
 		a.Subscribe(rec.on)
