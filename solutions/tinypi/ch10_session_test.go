@@ -851,12 +851,83 @@ type ch10LockProbe struct {
 
 // MarshalJSON implements json.Marshaler.
 func (p ch10LockProbe) MarshalJSON() ([]byte, error) {
-	if p.s.mu.TryLock() {
+	if p.s.mu.(interface{ TryLock() bool }).TryLock() {
 		p.s.mu.Unlock()
 	} else {
 		p.held.Store(true)
 	}
 	return []byte(`"probe"`), nil
+}
+
+// ch10WatchedLock is a session lock that lets a test watch the session's critical sections: held
+// runs just before each release, with the lock still held, and released just after it, on the
+// goroutine that releases it. A test installs it on a session no other goroutine uses yet.
+type ch10WatchedLock struct {
+	mu       sync.Mutex
+	held     func()
+	released func()
+}
+
+// Lock locks l.
+func (l *ch10WatchedLock) Lock() { l.mu.Lock() }
+
+// TryLock tries to lock l, as sync.Mutex.TryLock does.
+func (l *ch10WatchedLock) TryLock() bool { return l.mu.TryLock() }
+
+// Unlock runs held, unlocks l, then runs released.
+func (l *ch10WatchedLock) Unlock() {
+	if l.held != nil {
+		l.held()
+	}
+	l.mu.Unlock()
+	if l.released != nil {
+		l.released()
+	}
+}
+
+func TestLab10_3_写盘与屏障_ARequestIsFrozenInOneStep(t *testing.T) {
+	ch10NoLeaks(t)
+	// Other goroutines may append while ModelRequest runs (an Agent's Steer, a tool logging its
+	// start). What they append lands before the request or after it, never between the messages
+	// it freezes and its model/request. The probe appends a message right after ModelRequest
+	// releases the session's lock for the at-th time, for each at in turn, until ModelRequest
+	// returns having released it fewer times.
+	for at := 1; ; at++ {
+		if at > 20 {
+			t.Fatalf("ModelRequest released the session's lock more than 20 times: take the messages and append the model/request under the lock once")
+		}
+		s := NewSession("s-01")
+		ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
+		var releases atomic.Int32
+		var fired atomic.Bool
+		var appendErr error
+		s.mu = &ch10WatchedLock{released: func() {
+			if releases.Add(1) == int32(at) && fired.CompareAndSwap(false, true) {
+				_, appendErr = s.Append(SessionEvent{Type: EventUserMessage, Message: UserText("顺便看看 go.mod")})
+			}
+		}}
+		req := ch10ModelRequest(t, s)
+		ch10NoErr(t, req.err, "ModelRequest")
+		if !fired.Load() {
+			return // every moment ModelRequest released the lock was probed
+		}
+		ch10NoErr(t, appendErr, "the probe's Append")
+		outcomes := []struct {
+			log      []string
+			messages []string
+		}{
+			{[]string{"0 user/message user:读 README", "1 user/message user:顺便看看 go.mod", "2 model/request through=1 messages=2"}, []string{"user:读 README", "user:顺便看看 go.mod"}},
+			{[]string{"0 user/message user:读 README", "1 model/request through=0 messages=1", "2 user/message user:顺便看看 go.mod"}, []string{"user:读 README"}},
+		}
+		log, messages := ch10Lines(s.Events()), ch10Messages(req.messages)
+		ok := false
+		for _, o := range outcomes {
+			ok = ok || (cmp.Equal(o.log, log) && cmp.Equal(o.messages, messages))
+		}
+		if !ok {
+			t.Fatalf("another goroutine appended \"顺便看看 go.mod\" right after release %d of the session's lock in ModelRequest; ModelRequest returned %q and the log became\n%s\nwant the message before the request (the request holds it: through=1 messages=2) or after it (through=0 messages=1): take the messages and append the model/request under one hold of the lock (card 10.3 step 3), so nothing comes between them", at, messages, strings.Join(log, "\n"))
+		}
+	}
 }
 
 func TestLab10_3_写盘与屏障_WritingHoldsTheLockOnlyToTakeEvents(t *testing.T) {
@@ -1019,6 +1090,24 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 	s := NewSession("s-01")
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读两个文件")})
 	model := &ch10Model{scribble: true, replies: []AssistantMessage{ch10ToolUse("c1", "c2"), ch10Answer("读完了")}}
+	// Which goroutine appends each event, seen while the appending goroutine holds the lock: the
+	// loop's goroutine logs every turn/start, and it alone commits results (a tool goroutine that
+	// commits may add what it committed to the transcript after a later call's results).
+	var loopG string
+	var foreign []string // tool/results a goroutine other than the loop's appended
+	seen := 0
+	s.mu = &ch10WatchedLock{held: func() {
+		for ; seen < len(s.events); seen++ {
+			switch e := s.events[seen]; e.Type {
+			case EventTurnStart:
+				loopG = ch10Goroutine()
+			case EventToolResult:
+				if g := ch10Goroutine(); g != loopG {
+					foreign = append(foreign, ch10Line(e))
+				}
+			}
+		}
+	}}
 
 	// The tools finish in reverse order: c2 first, then c1. Each checks, when its body starts,
 	// that the log already holds every call of the batch and its own tool/start.
@@ -1106,6 +1195,9 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 	}
 	close(release["c1"])
 	res := ch10Await(t, done, "the end of the run", "the run did not end once both tools had finished")
+	if len(foreign) > 0 { // the run has returned: nothing appends any more
+		t.Errorf("%q appended by a tool goroutine, not by the loop's: the loop's goroutine receives each finished call and calls batch.Finish itself (card 10.4 step 4); a tool goroutine that commits can add its results to the transcript after those of a later call", foreign)
+	}
 	// The tool goroutines are done (the run returned), so the maps are read without the lock.
 	if early["c1"] || early["c2"] {
 		t.Fatalf("a tool body ran before every tool/call of its batch was logged (c1: %v, c2: %v): log the whole batch first", early["c1"], early["c2"])
@@ -1162,6 +1254,15 @@ func TestLab10_4_模型可见即已记录_RequestsComeFromTheLog(t *testing.T) {
 	if diff := cmp.Diff([]string{"c1", "c2"}, announced); diff != "" {
 		t.Errorf("the run's tool_start events (-want +got): the logged batch reports a ToolStartEvent for every call, in call order, before any runs:\n%s", diff)
 	}
+}
+
+// ch10Goroutine returns the ID of the calling goroutine, from the first line of its stack
+// ("goroutine 7 [running]:"). The tests compare IDs; they never look one up.
+func ch10Goroutine() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }
 
 // ch10NotStarted is how the tests render the result of call id that did not start because of

@@ -138,7 +138,11 @@ type Session struct {
 	forkSeq int // -1 for a root session
 	now     func() time.Time
 
-	mu     sync.Mutex
+	// mu guards every field below. It is a sync.Locker, set by newSession to a *sync.Mutex, so
+	// that the chapter's tests can watch each moment it is held or released (which goroutine
+	// commits a result, what another caller may append between two sections); the session uses
+	// it like any mutex.
+	mu     sync.Locker
 	base   []SessionEvent // a fork's inherited events (the parent's through forkSeq); immutable
 	events []SessionEvent // this session's own events
 	// derived caches the projection of base and events[:derivedThrough].
@@ -171,7 +175,7 @@ func newSession(opts SessionOptions, parent string, forkSeq int) *Session {
 	if now == nil {
 		now = time.Now
 	}
-	return &Session{id: opts.ID, parent: parent, forkSeq: forkSeq, now: now}
+	return &Session{id: opts.ID, parent: parent, forkSeq: forkSeq, now: now, mu: new(sync.Mutex)}
 }
 
 // ID returns the session's name.
