@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"testing/iotest"
@@ -910,8 +911,18 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
+	// The temporary file lives in bin, beside its target: the workspace's own directory, which
+	// gains or loses an entry only when a name in it is created, removed or renamed, keeps the
+	// modification time the test gives it.
+	past := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	if err := os.Chtimes(env.dir, past, past); err != nil {
+		t.Fatal(err)
+	}
 	if err := env.ws.WriteFile("bin/run.sh", []byte("#!/bin/sh\necho new\n")); err != nil {
 		t.Fatalf("WriteFile(bin/run.sh): %v", err)
+	}
+	if info, err := os.Stat(env.dir); err != nil || !info.ModTime().Equal(past) {
+		t.Errorf("writing bin/run.sh created or removed a name in the workspace's own directory; the temporary file goes in the target's directory, bin, so that the rename stays inside one directory (and one file system)")
 	}
 	now, err := os.Stat(script)
 	if err != nil {
@@ -1347,6 +1358,17 @@ func ch08Forever(t *testing.T, dir string) string {
 	return "cat .forever"
 }
 
+// ch08WaitGateOpened waits until the test's writer of gate, a FIFO, is done. A writer waits in
+// its open until someone reads the FIFO; when the command that should read it is gone (it was
+// stopped, or reported its output only after it ended), this opens gate for reading, without
+// waiting, so that the writer gets through.
+func ch08WaitGateOpened(gate string, opened *sync.WaitGroup) {
+	if r, err := os.OpenFile(gate, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		defer r.Close()
+	}
+	opened.Wait()
+}
+
 func TestLab8_4_命令_Basics(t *testing.T) {
 	defer guardLab(t)
 	defer ch08NoLeaks(t, goleak.IgnoreCurrent())
@@ -1376,8 +1398,27 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 		t.Errorf("RunCommand with a blank command: no error")
 	}
 
+	// A command runs with no input, even when the agent has one: for this call the test gives
+	// its own process a standard input that holds a line, and cat must print nothing.
+	stdin := os.Stdin
+	typed, typing, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	typing.WriteString("typed into the agent's terminal\n")
+	typing.Close()
+	os.Stdin = typed
+	res = func() CommandResult {
+		defer func() { os.Stdin = stdin; typed.Close() }()
+		return ch08Run(t, ctx, env.ws, "cat", 0, nil)
+	}()
+	if res.Output != "" || res.Failed() {
+		t.Errorf("cat printed %q (failed %v); want nothing: a command runs with no input (see RunCommand's doc comment), never with the agent's standard input", res.Output, res.Failed())
+	}
+
 	// Output arrives as progress while the command runs: the command waits at a FIFO that the
-	// test opens only once "one" was reported.
+	// test opens only once "one" was reported. Its timeout is -1s, which, like 0, means the
+	// workspace's CommandTimeout (2 minutes here).
 	gate := filepath.Join(env.dir, "gate")
 	if err := syscall.Mkfifo(gate, 0o600); err != nil {
 		t.Fatal(err)
@@ -1392,7 +1433,7 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 	var mu sync.Mutex
 	var reports []string
 	var opened sync.WaitGroup
-	res = ch08Run(t, guard, env.ws, "echo one; read -r x < gate; echo two $x", 0, func(text string) {
+	res = ch08Run(t, guard, env.ws, "echo one; read -r x < gate; echo two $x", -time.Second, func(text string) {
 		mu.Lock()
 		reports = append(reports, text)
 		mu.Unlock()
@@ -1407,7 +1448,10 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 			}()
 		}
 	})
-	opened.Wait()
+	ch08WaitGateOpened(gate, &opened)
+	if res.TimedOut {
+		t.Fatalf("a command with timeout -1s timed out (output %q); a timeout of 0 or less means the workspace's CommandTimeout", res.Output)
+	}
 	if res.Cancelled {
 		t.Fatalf("the command waited for a progress report of \"one\" that never came while it ran; report output as it arrives")
 	}
@@ -1493,6 +1537,15 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 	res := ch08Run(t, context.Background(), env.ws, inWorkspace+forever+" & echo started", time.Minute, nil)
 	if res.Failed() || res.Output != "started\n" || res.OutputLeftOpen {
 		t.Errorf("a command that forks a child and exits: failed %v, output left open %v; want exit 0, output \"started\\n\", and the child stopped with the group (the output is on the next line: its order may vary)\n%s", res.Failed(), res.OutputLeftOpen, ch08Result(res))
+	}
+	// What the shell left in its group gets SIGTERM the moment the shell ends, before any grace:
+	// this child traps SIGTERM, says so and exits. The workspace's grace is an hour, far longer
+	// than ch08Run waits. The shell exits only once the child's trap is in place (armed exists).
+	patient := ch08Setup(t, WorkspaceOptions{KillGrace: time.Hour})
+	ch08Forever(t, patient.dir) // the child waits reading .forever
+	res = ch08Run(t, context.Background(), patient.ws, inWorkspace+"( trap 'echo got-term; exit 0' TERM; : > armed; read -r x < .forever ) & while [ ! -e armed ]; do sleep 0.01; done; echo started", time.Minute, nil)
+	if res.Output != "started\ngot-term\n" || res.Failed() || res.OutputLeftOpen {
+		t.Errorf("a command whose child traps SIGTERM: output %q, failed %v; want \"started\\ngot-term\\n\" and exit 0: when the shell ends, its group gets SIGTERM at once, and SIGKILL only after the grace if its output is still open\n%s", res.Output, res.Failed(), ch08Result(res))
 	}
 	// A process that leaves the group (setsid) cannot be stopped with it; the tool stops reading
 	// its output after the grace instead of waiting for it. A correct RunCommand waits the whole
@@ -1598,6 +1651,11 @@ func TestLab8_4_命令_Env(t *testing.T) {
 	t.Setenv("DATABASE_URL", "postgres://agent:hunter2@db/prod")
 	t.Setenv("LANG", "C.UTF-8")
 	t.Setenv("TZ", "UTC")
+	// Names that begin with an allowed one are other variables.
+	t.Setenv("HOMEBREW_GITHUB_API_TOKEN", "ghp-tinypi-test-not-for-commands")
+	t.Setenv("TERM_PROGRAM", "tinypi-term")
+	t.Setenv("LANGUAGE", "zh_CN:en")
+	t.Setenv("USERNAME", "agent")
 	env := ch08Setup(t, WorkspaceOptions{KillGrace: time.Second, CommandEnv: []string{"GREETING=hello", "TZ=Asia/Shanghai"}})
 	res := ch08Run(t, context.Background(), env.ws, "env", 0, nil)
 	seen := map[string]string{}
@@ -1625,7 +1683,7 @@ func TestLab8_4_命令_Env(t *testing.T) {
 	}
 	if len(others) > 0 {
 		slices.Sort(others)
-		t.Errorf("a command saw variables of the agent beyond the allowed ones: %s; a command sees only %s", strings.Join(others, ", "), allowed)
+		t.Errorf("a command saw variables of the agent beyond the allowed ones: %s; a command sees only %s (a name that only begins with an allowed one is another variable)", strings.Join(others, ", "), allowed)
 	}
 	if seen["GREETING"] != "hello" {
 		t.Errorf("a command saw GREETING=%q; want \"hello\", from the workspace's CommandEnv", seen["GREETING"])
@@ -1748,16 +1806,47 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 		call("r", "read", `{"path":"notes/todo.md","offset":2,"limit":1}`),
 		call("out", "read", `{"path":"../outside/secret.txt"}`),
 		call("b", "bash", `{"command":"cat notes/todo.md; exit 2"}`),
+		call("w2", "write", `{"path":"notes/问候.md","content":"你好\n"}`),
+		call("g", "bash", `{"command":"echo one; read -r x < gate; echo two $x"}`),
 		AssistantMessage{Content: []ContentBlock{Text("done")}, StopReason: StopReasonStop},
 	)
+	// Call g waits at a FIFO that the test opens only once g reported "one" as progress, so its
+	// output must arrive while it runs. The test cancels the run after ch08Guard/2, so that a g
+	// that went on waiting ends.
+	gate := filepath.Join(env.dir, "gate")
+	if err := syscall.Mkfifo(gate, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var opened sync.WaitGroup
+	var gateOpened atomic.Bool
 	rec := newCh07Recorder()
-	result, err := RunAgentLoop(context.Background(), AgentLoopOptions{
+	rec.hook = func(e LoopEvent) {
+		if p, ok := e.(ToolProgressEvent); ok && p.CallID == "g" && strings.Contains(TextOf(p.Content), "one") && gateOpened.CompareAndSwap(false, true) {
+			opened.Add(1)
+			go func() {
+				defer opened.Done()
+				if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
+					f.WriteString("go\n")
+					f.Close()
+				}
+			}()
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	guard := time.AfterFunc(ch08Guard/2, cancel)
+	defer guard.Stop()
+	result, err := RunAgentLoop(ctx, AgentLoopOptions{
 		Context: AgentContext{Messages: []Message{UserText("tidy the notes")}},
 		Model:   model, Tools: registry, OnEvent: rec.onEvent,
 	})
+	ch08WaitGateOpened(gate, &opened)
 	ch08FailOnPending(t, result.Messages)
-	if err != nil || result.Reason != RunStop || result.Steps != 7 {
-		t.Fatalf("run: %s/%d, %v; want stop/7", result.Reason, result.Steps, err)
+	if !gateOpened.Load() {
+		t.Fatalf("the bash call g (echo one; read -r x < gate; ...) waited for its \"one\" to be reported as progress while it ran, and it never was: pass exec.Progress to RunCommand, which reports the output as it arrives")
+	}
+	if err != nil || result.Reason != RunStop || result.Steps != 9 {
+		t.Fatalf("run: %s/%d, %v; want stop/9", result.Reason, result.Steps, err)
 	}
 	results := map[string]ToolResultMessage{}
 	for _, m := range result.Messages {
@@ -1776,6 +1865,8 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 		{"r", false, "- a\n\n\n[lines 2-2 of notes/todo.md shown; the file goes on: read on with offset=3]"},
 		{"out", true, `read ../outside/secret.txt: path leaves the workspace: "../outside/secret.txt" climbs above the workspace through ".."`},
 		{"b", true, "- a\n- a\n- B\n[command ended; exit code 2]"},
+		{"w2", false, "Wrote 7 bytes to notes/问候.md."},
+		{"g", false, "one\ntwo go\n[command ended; exit code 0]"},
 	}
 	for _, w := range want {
 		r, ok := results[w.id]
@@ -1787,24 +1878,20 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 			t.Errorf("call %s (%s): error %v, text %q; want error %v, text %q", w.id, r.ToolName, r.IsError, TextOf(r.Content), w.isError, w.text)
 		}
 	}
+	if d := results["w"].Details; fmt.Sprint(d["path"]) != "notes/todo.md" || fmt.Sprint(d["bytes"]) != "12" {
+		t.Errorf("the write's details %v; want path notes/todo.md and bytes 12", d)
+	}
 	if d := results["e1"].Details; d["firstChangedLine"] != 3 || !strings.HasPrefix(fmt.Sprint(d["diff"]), "--- a/notes/todo.md") {
 		t.Errorf("the edit's details %v; want firstChangedLine 3 and the diff", d)
 	}
-	var ids []string
-	var progress strings.Builder
+	progress := map[string]string{} // call ID -> the progress reported under it
 	for _, e := range rec.snapshot() {
 		if p, ok := e.(ToolProgressEvent); ok {
-			ids = append(ids, p.CallID)
-			progress.WriteString(TextOf(p.Content))
+			progress[p.CallID] += TextOf(p.Content)
 		}
 	}
-	for _, id := range ids {
-		if id != "b" {
-			t.Errorf("progress reported under call %q; only the bash call b reports progress here", id)
-		}
-	}
-	if progress.String() != "- a\n- a\n- B\n" {
-		t.Errorf("progress events carry %q; want the bash output as it arrived, \"- a\\n- a\\n- B\\n\"", progress.String())
+	if diff := cmp.Diff(map[string]string{"b": "- a\n- a\n- B\n", "g": "one\ntwo go\n"}, progress); diff != "" {
+		t.Errorf("progress by call (-want +got): the bash calls report their output as it arrives, and no other call reports progress here:\n%s", diff)
 	}
 	ch08Unchanged(t, "the run", env, before)
 }
