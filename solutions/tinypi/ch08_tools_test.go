@@ -1358,15 +1358,56 @@ func ch08Forever(t *testing.T, dir string) string {
 	return "cat .forever"
 }
 
-// ch08WaitGateOpened waits until the test's writer of gate, a FIFO, is done. A writer waits in
-// its open until someone reads the FIFO; when the command that should read it is gone (it was
-// stopped, or reported its output only after it ended), this opens gate for reading, without
-// waiting, so that the writer gets through.
-func ch08WaitGateOpened(gate string, opened *sync.WaitGroup) {
-	if r, err := os.OpenFile(gate, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+// ch08Gate is a named pipe in a workspace at which a command waits (read -r x < gate) until the
+// test opens it and writes "go". Tests open it from a progress callback, so a command gets past
+// its gate only when its output was reported while it ran.
+type ch08Gate struct {
+	path   string
+	opened atomic.Bool
+	writer sync.WaitGroup
+}
+
+// newCh08Gate makes the gate in dir. When the test ends, a shell still waiting at it gets through
+// and ends.
+func newCh08Gate(t *testing.T, dir string) *ch08Gate {
+	t.Helper()
+	g := &ch08Gate{path: filepath.Join(dir, "gate")}
+	if err := syscall.Mkfifo(g.path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(g.path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
+	return g
+}
+
+// Open opens the gate, the first time it is called, on a goroutine of its own: a writer's open
+// waits until the command opens the pipe for reading.
+func (g *ch08Gate) Open() {
+	if !g.opened.CompareAndSwap(false, true) {
+		return
+	}
+	g.writer.Add(1)
+	go func() {
+		defer g.writer.Done()
+		if f, err := os.OpenFile(g.path, os.O_WRONLY, 0); err == nil {
+			f.WriteString("go\n")
+			f.Close()
+		}
+	}()
+}
+
+// Wait returns whether the gate was opened, once its writer is done. When the command that should
+// read the pipe is gone (it was stopped, or reported its output only after it ended), it opens
+// the pipe for reading, without waiting, so that the writer gets through.
+func (g *ch08Gate) Wait() bool {
+	if r, err := os.OpenFile(g.path, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
 		defer r.Close()
 	}
-	opened.Wait()
+	g.writer.Wait()
+	return g.opened.Load()
 }
 
 func TestLab8_4_命令_Basics(t *testing.T) {
@@ -1419,36 +1460,20 @@ func TestLab8_4_命令_Basics(t *testing.T) {
 	// Output arrives as progress while the command runs: the command waits at a FIFO that the
 	// test opens only once "one" was reported. Its timeout is -1s, which, like 0, means the
 	// workspace's CommandTimeout (2 minutes here).
-	gate := filepath.Join(env.dir, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { // a shell still waiting at the gate gets through it and ends
-		if f, err := os.OpenFile(gate, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			f.Close()
-		}
-	})
+	gate := newCh08Gate(t, env.dir)
 	guard, cancel := context.WithTimeout(ctx, ch08Guard/2) // well before ch08Run gives up
 	defer cancel()
 	var mu sync.Mutex
 	var reports []string
-	var opened sync.WaitGroup
 	res = ch08Run(t, guard, env.ws, "echo one; read -r x < gate; echo two $x", -time.Second, func(text string) {
 		mu.Lock()
 		reports = append(reports, text)
 		mu.Unlock()
 		if strings.Contains(text, "one") {
-			opened.Add(1)
-			go func() {
-				defer opened.Done()
-				if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-					f.WriteString("go\n")
-					f.Close()
-				}
-			}()
+			gate.Open()
 		}
 	})
-	ch08WaitGateOpened(gate, &opened)
+	gate.Wait()
 	if res.TimedOut {
 		t.Fatalf("a command with timeout -1s timed out (output %q); a timeout of 0 or less means the workspace's CommandTimeout", res.Output)
 	}
@@ -1813,23 +1838,11 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 	// Call g waits at a FIFO that the test opens only once g reported "one" as progress, so its
 	// output must arrive while it runs. The test cancels the run after ch08Guard/2, so that a g
 	// that went on waiting ends.
-	gate := filepath.Join(env.dir, "gate")
-	if err := syscall.Mkfifo(gate, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	var opened sync.WaitGroup
-	var gateOpened atomic.Bool
+	gate := newCh08Gate(t, env.dir)
 	rec := newCh07Recorder()
 	rec.hook = func(e LoopEvent) {
-		if p, ok := e.(ToolProgressEvent); ok && p.CallID == "g" && strings.Contains(TextOf(p.Content), "one") && gateOpened.CompareAndSwap(false, true) {
-			opened.Add(1)
-			go func() {
-				defer opened.Done()
-				if f, err := os.OpenFile(gate, os.O_WRONLY, 0); err == nil {
-					f.WriteString("go\n")
-					f.Close()
-				}
-			}()
+		if p, ok := e.(ToolProgressEvent); ok && p.CallID == "g" && strings.Contains(TextOf(p.Content), "one") {
+			gate.Open()
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1840,9 +1853,9 @@ func TestLab8_5_接入循环_Tools(t *testing.T) {
 		Context: AgentContext{Messages: []Message{UserText("tidy the notes")}},
 		Model:   model, Tools: registry, OnEvent: rec.onEvent,
 	})
-	ch08WaitGateOpened(gate, &opened)
+	opened := gate.Wait()
 	ch08FailOnPending(t, result.Messages)
-	if !gateOpened.Load() {
+	if !opened {
 		t.Fatalf("the bash call g (echo one; read -r x < gate; ...) waited for its \"one\" to be reported as progress while it ran, and it never was: pass exec.Progress to RunCommand, which reports the output as it arrives")
 	}
 	if err != nil || result.Reason != RunStop || result.Steps != 9 {
