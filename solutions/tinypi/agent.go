@@ -54,6 +54,10 @@ type AgentOptions struct {
 	// a run ends; a write error surfaces at the next barrier. The agent never closes it.
 	Session *Session
 	//chapter:end
+	//chapter:begin 11
+	// Compaction is passed to every run (see AgentLoopOptions.Compaction); it needs Session.
+	Compaction *CompactionOptions
+	//chapter:end
 }
 
 // Agent keeps a conversation across runs of RunAgentLoop: its state, one run at a time,
@@ -112,6 +116,11 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 	//chapter:begin 10
 	if opts.Session != nil && len(opts.Messages) > 0 {
 		return nil, errors.New("tinypi: NewAgent: set Messages or Session, not both: with a session the transcript is the log's")
+	}
+	//chapter:end
+	//chapter:begin 11
+	if opts.Compaction != nil && opts.Session == nil {
+		return nil, errors.New("tinypi: NewAgent: Compaction needs a Session: a compaction is an event of the session log")
 	}
 	//chapter:end
 	a := &Agent{opts: opts, mu: new(sync.Mutex)}
@@ -300,6 +309,9 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelFunc, id int, tran
 			FollowUp:        a.takeFollowUp,
 			//chapter:begin 10
 			Session: a.opts.Session,
+			//chapter:end
+			//chapter:begin 11
+			Compaction: a.opts.Compaction,
 			//chapter:end
 		})
 		if err != nil {

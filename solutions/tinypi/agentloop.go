@@ -89,6 +89,14 @@ type AgentLoopOptions struct {
 	// sit in the transcript unlogged. The run does not close the session.
 	Session *Session
 	//chapter:end
+	//chapter:begin 11
+	// Compaction, when set with a Session, compacts the session before a request whose context
+	// passes the threshold, and once after a model turn refused as too long for the context
+	// (then the turn asks again); each attempt is reported by a CompactionEvent. Requests are
+	// built from the log, so after a compaction they hold the summary and the kept messages,
+	// while the run's transcript (AgentRunResult.Messages) keeps every message of the run.
+	Compaction *CompactionOptions
+	//chapter:end
 }
 
 // AgentRunResult is how a run ended.
@@ -327,6 +335,9 @@ func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 	if err != nil {
 		assistant = failedTurn(err)
 	}
+	//chapter:begin 11
+	assistant = r.retryAfterOverflow(ctx, assistant)
+	//chapter:end
 	return r.appendAssistant(assistant)
 	//lab:end
 }

@@ -133,6 +133,11 @@ func cloneLoopEvent(e LoopEvent) LoopEvent {
 	case ToolSkippedEvent:
 		e.Result = CloneMessage(e.Result).(ToolResultMessage)
 		return e
+	//chapter:begin 11
+	case CompactionEvent:
+		e.Compaction = e.Compaction.clone()
+		return e
+		//chapter:end
 	}
 	return e
 }
@@ -237,7 +242,21 @@ type loopEventJSON struct {
 	Result  json.RawMessage `json:"result,omitempty"`  // tool_end, tool_skipped
 	Reason  RunReason       `json:"reason,omitempty"`  // turn_end
 	Steps   *int            `json:"steps,omitempty"`   // turn_end
+	//chapter:begin 11
+	Compaction *compactionEventJSON `json:"compaction,omitempty"` // compaction
+	//chapter:end
 }
+
+//chapter:begin 11
+
+// compactionEventJSON is a CompactionEvent: its reason, and what was logged or why not.
+type compactionEventJSON struct {
+	Reason     string          `json:"reason"`
+	Compaction *compactionData `json:"compaction,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+//chapter:end
 
 // modelEventJSON is an AssistantEvent tagged by its EventType.
 type modelEventJSON struct {
@@ -300,6 +319,14 @@ func encodeLoopEvent(e LoopEvent) (loopEventJSON, error) {
 	case TurnEndEvent:
 		steps := e.Steps
 		j.Reason, j.Steps = e.Reason, &steps
+	//chapter:begin 11
+	case CompactionEvent:
+		j.Compaction = &compactionEventJSON{Reason: e.Reason, Error: e.Error}
+		if e.Compaction != nil {
+			data := encodeCompaction(e.Compaction)
+			j.Compaction.Compaction = &data
+		}
+	//chapter:end
 	default:
 		return j, fmt.Errorf("cannot encode loop event of type %T", e)
 	}

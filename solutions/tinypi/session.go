@@ -32,6 +32,11 @@ const (
 	// EventModelRequest records the frozen request handed to the model: the derived messages of
 	// every event up to ThroughSeq.
 	EventModelRequest SessionEventType = "model/request"
+	//chapter:begin 11
+	// EventCompaction records a compaction (chapter 11): from it on, the log derives its summary
+	// and the messages from its FirstKeptSeq on.
+	EventCompaction SessionEventType = "compaction"
+	//chapter:end
 )
 
 // Known reports whether t is a type of version 1.
@@ -40,6 +45,10 @@ func (t SessionEventType) Known() bool {
 	case EventUserMessage, EventAssistantMessage, EventToolCall, EventToolStart, EventToolResult,
 		EventTurnStart, EventTurnEnd, EventModelRequest:
 		return true
+	//chapter:begin 11
+	case EventCompaction:
+		return true
+		//chapter:end
 	}
 	return false
 }
@@ -58,7 +67,8 @@ const (
 //   - user/message, assistant/message, tool/result: Message;
 //   - tool/call, tool/start: Call (tool/start keeps only the call's ID and name);
 //   - turn/start, turn/end: Turn, and Reason for turn/end;
-//   - model/request: ThroughSeq and Count.
+//   - model/request: ThroughSeq and Count;
+//   - compaction (chapter 11): Compaction.
 //
 // An ignorable event of a type this package does not know keeps its payload in Raw.
 type SessionEvent struct {
@@ -74,7 +84,10 @@ type SessionEvent struct {
 	Reason     string
 	ThroughSeq int
 	Count      int
-	Raw        []byte
+	//chapter:begin 11
+	Compaction *Compaction
+	//chapter:end
+	Raw []byte
 }
 
 // messageRole returns the role of the message an event of type t holds, and false for a type
@@ -101,6 +114,9 @@ func (e SessionEvent) clone() SessionEvent {
 		c := *e.Call
 		e.Call = &c
 	}
+	//chapter:begin 11
+	e.Compaction = e.Compaction.clone()
+	//chapter:end
 	e.Raw = slices.Clone(e.Raw)
 	return e
 }
@@ -278,6 +294,10 @@ func (s *Session) checkLocked(e SessionEvent) error {
 		if e.Call == nil || e.Call.ID == "" {
 			return refuse("a tool/call event needs a call with an ID")
 		}
+	//chapter:begin 11
+	case EventCompaction:
+		return s.checkCompactionLocked(e)
+		//chapter:end
 	}
 	if e.Type != EventToolStart && e.Type != EventToolResult {
 		return nil
@@ -379,11 +399,15 @@ func (s *Session) AppendMessage(m Message) (int, error) {
 
 // DeriveMessages projects a log into the messages a model request is built from: the message of
 // every user/message, assistant/message and tool/result event, in seq order. Every other event
-// adds nothing. It is pure: it neither changes events nor keeps them, and the same events always
+// adds no message of its own; from chapter 11 on, a compaction event changes where the projection
+// starts (see fromLatestCompaction). It is pure: it neither changes events nor keeps them, and the same events always
 // give the same messages.
 func DeriveMessages(events []SessionEvent) []Message {
 	//lab:begin 10.1
 	var out []Message
+	//chapter:begin 11
+	events, out = fromLatestCompaction(events)
+	//chapter:end
 	for _, e := range events {
 		switch e.Type {
 		case EventUserMessage, EventAssistantMessage, EventToolResult:
@@ -406,6 +430,9 @@ func (s *Session) Messages() []Message {
 }
 
 func (s *Session) messagesLocked() []Message {
+	//chapter:begin 11
+	s.rederiveAfterCompactionLocked()
+	//chapter:end
 	//lab:begin 10.1
 	if !s.baseDerived {
 		s.derived, s.baseDerived = DeriveMessages(s.base), true

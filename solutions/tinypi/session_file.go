@@ -56,6 +56,16 @@ type (
 		ThroughSeq int `json:"throughSeq"`
 		Messages   int `json:"messages"`
 	}
+	//chapter:begin 11
+	compactionData struct {
+		Summary      string   `json:"summary"`
+		FirstKeptSeq int      `json:"firstKeptSeq"`
+		TokensBefore int      `json:"tokensBefore"`
+		Reason       string   `json:"reason"`
+		ReadFiles    []string `json:"readFiles"`
+		ChangedFiles []string `json:"changedFiles"`
+	}
+	//chapter:end
 )
 
 // EncodeSessionEvent returns e as one line of the file, "\n" included.
@@ -75,6 +85,10 @@ func EncodeSessionEvent(e SessionEvent) ([]byte, error) {
 		data = turnData{Turn: e.Turn, Reason: e.Reason}
 	case EventModelRequest:
 		data = requestData{ThroughSeq: e.ThroughSeq, Messages: e.Count}
+	//chapter:begin 11
+	case EventCompaction:
+		data = encodeCompaction(e.Compaction)
+	//chapter:end
 	default:
 		data = json.RawMessage(e.Raw)
 		if len(e.Raw) == 0 {
@@ -142,6 +156,10 @@ func DecodeSessionEvent(line []byte) (SessionEvent, error) {
 		if err = json.Unmarshal(l.Data, &d); err == nil {
 			e.ThroughSeq, e.Count = d.ThroughSeq, d.Messages
 		}
+	//chapter:begin 11
+	case EventCompaction:
+		e.Compaction, err = decodeCompaction(l.Data)
+	//chapter:end
 	default:
 		e.Raw = l.Data
 	}
@@ -348,3 +366,34 @@ func (w *sessionFile) close() error {
 	})
 	return w.closeErr
 }
+
+//chapter:begin 11
+
+// encodeCompaction is the data of a compaction event; the file lists are never null.
+func encodeCompaction(c *Compaction) compactionData {
+	if c == nil {
+		return compactionData{ReadFiles: []string{}, ChangedFiles: []string{}}
+	}
+	d := compactionData{Summary: c.Summary, FirstKeptSeq: c.FirstKeptSeq, TokensBefore: c.TokensBefore,
+		Reason: c.Reason, ReadFiles: c.ReadFiles, ChangedFiles: c.ChangedFiles}
+	if d.ReadFiles == nil {
+		d.ReadFiles = []string{}
+	}
+	if d.ChangedFiles == nil {
+		d.ChangedFiles = []string{}
+	}
+	return d
+}
+
+// decodeCompaction reads the data of a compaction event; the rules of the log (checkLocked)
+// judge what it holds.
+func decodeCompaction(raw json.RawMessage) (*Compaction, error) {
+	var d compactionData
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return nil, err
+	}
+	return &Compaction{Summary: d.Summary, FirstKeptSeq: d.FirstKeptSeq, TokensBefore: d.TokensBefore,
+		Reason: d.Reason, ReadFiles: d.ReadFiles, ChangedFiles: d.ChangedFiles}, nil
+}
+
+//chapter:end

@@ -12,6 +12,9 @@ import (
 
 // logRequest opens a turn and freezes the request's messages from the log.
 func (r *loopRun) logRequest(ctx context.Context) ([]Message, error) {
+	//chapter:begin 11
+	r.compactBeforeRequest(ctx)
+	//chapter:end
 	r.turn++
 	r.mustLog(r.opts.Session.Append(SessionEvent{Type: EventTurnStart, Turn: r.turn}))
 	r.turnOpen = true
