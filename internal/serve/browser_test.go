@@ -312,7 +312,7 @@ func TestBrowserErrorPages(t *testing.T) {
 			"对照第 10 章正文里的格式（course read 10，“信封和事件类型”一节）修正第 5 行，或修好写入方后重新运行。"},
 		{"unknown-type.jsonl", "unknown-type", "testdata/unknown-type.jsonl:6",
 			`第 6 行的事件类型 "tool/started" 未知，且没有标记 "ignorable": true，读取方不能跳过它。`,
-			`检查类型的拼写，已知的类型有：user/message, assistant/message, tool/call, tool/start, tool/result, turn/start, turn/end, model/request；若这是新增的、不影响消息历史的事件，写入时加上 "ignorable": true。`},
+			`检查类型的拼写，已知的类型有：user/message, assistant/message, tool/call, tool/start, tool/result, turn/start, turn/end, model/request, compaction；若这是新增的、不影响消息历史的事件，写入时加上 "ignorable": true。`},
 		{"seq.jsonl", "seq", "testdata/seq.jsonl:7",
 			"第 7 行的 seq 是 6，应为 5：seq 是它之前的事件数，必须连续。有事件丢失、重复或顺序被打乱。",
 			"写入方应在追加时取 seq = 当前事件数；修好后重新运行，或按行号把 seq 改回连续。"},

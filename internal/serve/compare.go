@@ -6,6 +6,7 @@ import (
 
 	"github.com/learn-tinypi/course/internal/sessionlog"
 	"github.com/learn-tinypi/course/internal/transcript"
+	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
 // A log set beside a reference is aligned as course transcript aligns two runs: the events
@@ -24,19 +25,49 @@ const (
 	compareAfter   = 30
 )
 
-// fingerprints are the hashes of a log's comparison lines: one per event, one per message.
+// fingerprints are the hashes of a log's comparison lines: one per event, one per derived
+// message.
 type fingerprints struct {
 	seed   maphash.Seed
 	events []uint64
-	msgs   []uint64
+	// msgs has one hash per event with a message, in log order; summary is that of the summary
+	// message of the latest compaction read (hasSummary says there is one).
+	msgs       []uint64
+	summary    uint64
+	hasSummary bool
+	// derived has one hash per message DeriveMessages gives for the whole log (set by finish).
+	derived []uint64
 }
 
 // add takes the next event of a log as it is read.
 func (f *fingerprints) add(e sessionlog.Event, lang string) {
 	f.events = append(f.events, maphash.String(f.seed, eventLine(e, lang)))
-	if e.Message != nil {
+	switch {
+	case e.Message != nil:
 		f.msgs = append(f.msgs, maphash.String(f.seed, transcript.DescribeMessage(e.Message)))
+	case e.Compaction != nil:
+		f.summary, f.hasSummary = maphash.String(f.seed, transcript.DescribeMessage(sessionlog.SummaryMessage(e))), true
 	}
+}
+
+// finish sets derived once log, whose events add took, is read: the messages of every event
+// with one, or after a compaction its summary and the messages from its cut on.
+func (f *fingerprints) finish(log *sessionlog.Log) {
+	h := log.HistoryThrough(log.Len() - 1)
+	if h.Compaction < 0 || !f.hasSummary {
+		f.derived = f.msgs
+		return
+	}
+	f.derived = append([]uint64{f.summary}, f.msgs[h.From:h.To]...)
+}
+
+// derivedMessage is the message e contributes to a derived history: its own, or a compaction's
+// summary.
+func derivedMessage(e sessionlog.Event) tinypi.Message {
+	if e.Compaction != nil {
+		return sessionlog.SummaryMessage(e)
+	}
+	return e.Message
 }
 
 // eventLine is an event's line in the comparison. Times are left out: they differ between any
@@ -86,13 +117,15 @@ func firstDifference(a, b []uint64) int {
 }
 
 // compare aligns b's log (fingerprints lp) with ref (rp) and marks the first difference in v.
+// A compaction is aligned as any event is (eventLine), and the transcript section holds the
+// derived messages of each whole log, a compaction's summary first.
 func (b *builder) compare(v *View, lp *fingerprints, ref *sessionlog.Log, rp *fingerprints, refPath string) error {
 	labels := transcript.LabelsIn(b.lang)
 	eventRows := max(len(lp.events), len(rp.events))
-	total := eventRows + max(len(lp.msgs), len(rp.msgs))
+	total := eventRows + max(len(lp.derived), len(rp.derived))
 	first := firstDifference(lp.events, rp.events)
 	if first < 0 {
-		if m := firstDifference(lp.msgs, rp.msgs); m >= 0 {
+		if m := firstDifference(lp.derived, rp.derived); m >= 0 {
 			first = eventRows + m
 		}
 	}
@@ -112,14 +145,15 @@ func (b *builder) compare(v *View, lp *fingerprints, ref *sessionlog.Log, rp *fi
 		var seqs []int
 		rowOf := map[int]int{} // seq → row, for events; messages below
 		msgRow := map[int]int{}
+		h := log.HistoryThrough(log.Len() - 1)
 		for row := from; row < to; row++ {
 			if row < eventRows {
 				if row < len(p.events) {
 					seqs = append(seqs, row)
 					rowOf[row] = row
 				}
-			} else if m := row - eventRows; m < len(p.msgs) {
-				seq := log.MessageSeq(m)
+			} else if m := row - eventRows; m < len(p.derived) {
+				seq := log.HistorySeq(h, m)
 				seqs = append(seqs, seq)
 				msgRow[seq] = row
 			}
@@ -129,8 +163,10 @@ func (b *builder) compare(v *View, lp *fingerprints, ref *sessionlog.Log, rp *fi
 			if row, ok := rowOf[e.Seq]; ok {
 				out[row] = eventLine(e, b.lang)
 			}
-			if row, ok := msgRow[e.Seq]; ok && e.Message != nil {
-				out[row] = transcript.DescribeMessage(e.Message)
+			if row, ok := msgRow[e.Seq]; ok {
+				if m := derivedMessage(e); m != nil {
+					out[row] = transcript.DescribeMessage(m)
+				}
 			}
 			return nil
 		})

@@ -21,7 +21,14 @@
 //     sent: through the model/request (agent).
 //
 // An event a run never wrote (it stopped early) leaves its stages at the end of the log, marked
-// missing. A log without tool calls has one stage: the whole log. When the model asked for
+// missing. A log without tool calls has one stage: the whole log.
+//
+// A compaction (chapter 11) is the session's event. A stage's history runs through a compaction
+// when it is sessionlog.DeriveMessages of events that hold one: it starts with the latest one's
+// summary message, marked (MessageView.Summary) and labelled with the seqs it stands for, then
+// the messages from the compaction's firstKeptSeq on. The compaction whose summary the round
+// trip's last history starts with is marked (focus "compaction") and listed under the session in
+// the responsibilities view; its fields are shown in the payload view (EventView.Compaction). When the model asked for
 // several calls at once (a batch), the page lists the chosen call's siblings and, at each stage,
 // the commit cursor: how many of the batch's results are committed, in call order.
 //
@@ -31,12 +38,12 @@
 // only draws it. A View holds what the screen shows and no more, so that a page of a log of any
 // length stays small: every event of a short log, and of a long one the events around the
 // chosen call's round trip (each shown event says how many were left out before it); the last
-// messages of each stage's history; a window of the calls around the chosen one; long texts cut
+// messages of each stage's history (a compaction's summary always, first); a window of the calls around the chosen one; long texts cut
 // with the number of bytes left out. The three views are the message history, the event
 // payloads (committed or planned at the stage) and the responsibilities of model, agent, tool
 // runtime and session; entries link to each other. With a reference log, the two logs are
-// aligned line by line as course transcript aligns runs (events, then derived messages) and
-// the rows around the first difference are shown.
+// aligned line by line as course transcript aligns runs (events, then derived messages, a
+// compaction's summary first) and the rows around the first difference are shown.
 //
 // A log whose last line is torn (a crash in the middle of a write) is shown as
 // tinypi.LoadSession keeps it, the intact events, with a notice about the torn line.

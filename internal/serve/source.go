@@ -86,6 +86,9 @@ func (s *source) get(ctx context.Context) (*sessionlog.Log, *fingerprints, error
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, nil, err // not the file's answer: read it again next time
 	}
+	if prints != nil && log != nil {
+		prints.finish(log)
+	}
 	s.stamp, s.log, s.err, s.prints = nil, log, err, prints
 	if stamp.same(stampOf(s.path)) {
 		s.stamp = stamp // unchanged while it was read: keep the read

@@ -57,14 +57,21 @@ var stageMessages = i18n.Catalog{
 	"whole.history":  {ZH: "deriveMessages 对整个日志的结果。", EN: "what deriveMessages gives for the whole log."},
 	"pending.result": {ZH: "%s 的结果尚未进入会话", EN: "the result of %s is not in the session yet"},
 
-	"actor.model":         {ZH: "模型", EN: "Model"},
-	"actor.model.about":   {ZH: "产生回复和调用意图（名称、标识、参数）；它自己不运行工具。", EN: "produces the reply and the call intents (name, id, arguments); it runs no tool itself."},
-	"actor.agent":         {ZH: "Agent", EN: "Agent"},
-	"actor.agent.about":   {ZH: "推进每一步：登记调用、交给工具运行时，再派生并冻结下一次请求。", EN: "drives each step: registers calls, hands them to the tool runtime, then derives and freezes the next request."},
-	"actor.tool":          {ZH: "工具运行时", EN: "Tool runtime"},
-	"actor.tool.about":    {ZH: "校验参数并运行工具；结果按调用顺序提交，完成的先后可以不同。", EN: "validates arguments and runs tools; results are committed in call order, whatever order they finish in."},
-	"actor.session":       {ZH: "会话", EN: "Session"},
-	"actor.session.about": {ZH: "只追加的事件日志：分配 seq、保存事件、派生消息历史。", EN: "the append-only event log: gives seqs, keeps the events, derives the message history."},
+	// After a compaction (chapter 11). Their arguments are their own, not the stages'.
+	"history.summary":         {ZH: "seq 0–%[1]d 的摘要", EN: "summary of seq 0–%[1]d"},
+	"history.summary.nothing": {ZH: "摘要（firstKeptSeq 是 0：它之前没有事件）", EN: "summary (firstKeptSeq is 0: no event comes before it)"},
+	"history.compacted":       {ZH: "seq %[1]d 的压缩把 seq %[2]d 之前的事件的消息换成了它的摘要，摘要排在最前面。", EN: "The compaction at seq %[1]d replaced the messages of the events before seq %[2]d with its summary, which comes first."},
+	"history.summarized":      {ZH: "seq %[1]d 的压缩之后 deriveMessages 的结果：%[3]s 的结果（seq %[4]d）在切点 seq %[2]d 之前，所以只有排在最前面的摘要还提到它。", EN: "what deriveMessages gives after the compaction at seq %[1]d: the result of %[3]s (seq %[4]d) comes before its cut at seq %[2]d, so only the summary, which comes first, still speaks of it."},
+
+	"actor.model":              {ZH: "模型", EN: "Model"},
+	"actor.model.about":        {ZH: "产生回复和调用意图（名称、标识、参数）；它自己不运行工具。", EN: "produces the reply and the call intents (name, id, arguments); it runs no tool itself."},
+	"actor.agent":              {ZH: "Agent", EN: "Agent"},
+	"actor.agent.about":        {ZH: "推进每一步：登记调用、交给工具运行时，再派生并冻结下一次请求。", EN: "drives each step: registers calls, hands them to the tool runtime, then derives and freezes the next request."},
+	"actor.tool":               {ZH: "工具运行时", EN: "Tool runtime"},
+	"actor.tool.about":         {ZH: "校验参数并运行工具；结果按调用顺序提交，完成的先后可以不同。", EN: "validates arguments and runs tools; results are committed in call order, whatever order they finish in."},
+	"actor.session":            {ZH: "会话", EN: "Session"},
+	"actor.session.about":      {ZH: "只追加的事件日志：分配 seq、保存事件、派生消息历史。", EN: "the append-only event log: gives seqs, keeps the events, derives the message history."},
+	"actor.session.compaction": {ZH: "它也压缩历史：compaction 事件把切点之前的消息换成一条摘要，之后的派生从摘要开始。", EN: "It also compacts the history: a compaction event replaces the messages before its cut with a summary, and every later derivation starts from that summary."},
 }
 
 // uiMessages are the page's labels. The script gets them as View.Texts; "{n}"-style
@@ -94,6 +101,14 @@ var uiMessages = i18n.Catalog{
 	"focus.start":        {ZH: "开始运行", EN: "tool started"},
 	"focus.result":       {ZH: "调用结果", EN: "call result"},
 	"focus.request":      {ZH: "下一次请求", EN: "next request"},
+	"focus.compaction":   {ZH: "生效的压缩", EN: "compaction in effect"},
+	"compaction.reason":  {ZH: "原因", EN: "reason"},
+	"compaction.tokens":  {ZH: "压缩前的 token 数", EN: "tokens before"},
+	"compaction.kept":    {ZH: "从这个 seq 起保留", EN: "kept from seq"},
+	"compaction.summary": {ZH: "摘要", EN: "summary"},
+	"compaction.read":    {ZH: "读过的文件", EN: "files read"},
+	"compaction.changed": {ZH: "改过的文件", EN: "files changed"},
+	"compaction.more":    {ZH: "……还有 {n} 个", EN: "… and {n} more"},
 	"goto.event":         {ZH: "事件 seq {seq}", EN: "event seq {seq}"},
 	"goto.actor":         {ZH: "产生者：{actor}", EN: "made by: {actor}"},
 	"source":             {ZH: "引用", EN: "refers to"},
@@ -150,6 +165,9 @@ var summaryMessages = i18n.Catalog{
 	"summary.start":       {ZH: "%[1]s(%[2]s) 开始运行  ← seq %[3]d", EN: "%[1]s(%[2]s) starts  ← seq %[3]d"},
 	"summary.request":     {ZH: "%[1]d 条消息，截至 seq %[2]d", EN: "%[1]d messages through seq %[2]d"},
 	"summary.request.one": {ZH: "1 条消息，截至 seq %[1]d", EN: "1 message through seq %[1]d"},
+	// %[1]s the reason, %[2]d tokensBefore, %[3]d firstKeptSeq, %[4]d and %[5]d the numbers of
+	// files read and changed, %[6]q the summary.
+	"summary.compaction": {ZH: "压缩（%[1]s）：压缩前 %[2]d 个 token，从 seq %[3]d 起保留；读过的文件 %[4]d 个，改过的 %[5]d 个；摘要 %[6]q", EN: "compaction (%[1]s): %[2]d tokens before, kept from seq %[3]d; files read: %[4]d, changed: %[5]d; summary %[6]q"},
 }
 
 // messages is the package's whole catalog.

@@ -49,6 +49,8 @@ const (
 	// all of them (a message of ten thousand tool calls is shown by its first ones).
 	blocksShown  = 20
 	messageShown = 16384
+	// filesShown: the names of one list of a compaction's files that are shown.
+	filesShown = 40
 )
 
 // View is everything the page shows of one log and one chosen tool call: the JSON the page's
@@ -107,14 +109,33 @@ type EventView struct {
 	SourceEventSeqs []int  `json:"sourceEventSeqs,omitempty"`
 	Ignorable       bool   `json:"ignorable,omitempty"`
 	// Focus names the event's part in the chosen call's round trip: "assistant", "call",
-	// "start", "result" or "request"; "sibling" for another call of its batch; empty for the
-	// others.
+	// "start", "result" or "request"; "sibling" for another call of its batch; "compaction"
+	// for the compaction whose summary the round trip's last history starts with (of a log
+	// without calls, the latest one); empty for the others.
 	Focus string `json:"focus,omitempty"`
+	// Compaction is the data of a compaction event; nil for the other types.
+	Compaction *CompactionView `json:"compaction,omitempty"`
 	// FirstDifference marks the event where the comparison with the reference first differs.
 	FirstDifference bool `json:"firstDifference,omitempty"`
 	// HiddenBefore is the number of events left out between the event shown before this one
 	// (or the start of the log) and this one.
 	HiddenBefore int `json:"hiddenBefore,omitempty"`
+}
+
+// CompactionView is a compaction event's data as the payload view lists it.
+type CompactionView struct {
+	Reason       string `json:"reason"`
+	TokensBefore int    `json:"tokensBefore"`
+	FirstKeptSeq int    `json:"firstKeptSeq"`
+	// Summary is the summary, cut to textShown bytes; SummaryCut is the number of bytes left out.
+	Summary    string `json:"summary"`
+	SummaryCut int    `json:"summaryCut,omitempty"`
+	// ReadFiles and ChangedFiles are the first filesShown names of each list (each cut to
+	// summaryShown bytes); ReadHidden and ChangedHidden count the names left out.
+	ReadFiles     []string `json:"readFiles"`
+	ReadHidden    int      `json:"readHidden,omitempty"`
+	ChangedFiles  []string `json:"changedFiles"`
+	ChangedHidden int      `json:"changedHidden,omitempty"`
 }
 
 // Stage is one of the six stages of the chosen call's round trip.
@@ -132,7 +153,9 @@ type Stage struct {
 	States []string `json:"states"`
 	// History is the message history at this stage: the messages of the committed events,
 	// the last historyShown of them (HistoryHidden counts the earlier ones left out), then the
-	// chosen call's result as a pending entry while it is not committed.
+	// chosen call's result as a pending entry while it is not committed. After a compaction
+	// the history starts with its summary message (MessageView.Summary), which is always shown:
+	// the messages left out are then those between it and the ones shown.
 	History       []MessageView `json:"history"`
 	HistoryHidden int           `json:"historyHidden,omitempty"`
 	// HistoryNote says what the history is at this stage.
@@ -153,6 +176,10 @@ type MessageView struct {
 	Pending bool        `json:"pending,omitempty"`
 	// HiddenBlocks is the number of the message's blocks left out after those shown.
 	HiddenBlocks int `json:"hiddenBlocks,omitempty"`
+	// Summary marks the summary message of a compaction (Seq is the compaction's); Label says
+	// what it stands for ("summary of seq 0–8").
+	Summary bool   `json:"summary,omitempty"`
+	Label   string `json:"label,omitempty"`
 }
 
 // BlockView is one content block: text, thinking, or a tool call ("name · id · arguments").
@@ -184,16 +211,18 @@ type BatchCall struct {
 }
 
 // chain is the chosen call's events: the assistant message that asked for it, the tool/call,
-// its tool/start, its tool/result and the next model/request; -1 where the log has none.
+// its tool/start, its tool/result and the next model/request; -1 where the log has none. Its
+// compaction is the compaction whose summary the last stage's history starts with (without a
+// call, the latest of the log); -1 for none.
 type chain struct {
-	assistant, call, start, result, request int
+	assistant, call, start, result, request, compaction int
 }
 
-var noChain = chain{assistant: -1, call: -1, start: -1, result: -1, request: -1}
+var noChain = chain{assistant: -1, call: -1, start: -1, result: -1, request: -1, compaction: -1}
 
 // chainOf finds the round trip of call in log.
 func chainOf(log *sessionlog.Log, call sessionlog.CallInfo) chain {
-	c := chain{assistant: call.Asker, call: call.Seq, start: call.Start, result: call.Result, request: -1}
+	c := chain{assistant: call.Asker, call: call.Seq, start: call.Start, result: call.Result, request: -1, compaction: -1}
 	if c.result >= 0 {
 		c.request = log.NextRequest(c.result, c.result)
 	}
@@ -281,25 +310,40 @@ func (b *builder) build(callSeq int) (*View, error) {
 	} else {
 		specs = []stageSpec{{actor: ActorSession, committed: log.Len()}}
 	}
-	shown := shownSeqs(log.Len(), ch)
 
-	// The events to read: those shown, and the messages of every stage's history.
+	// Where each stage's history comes from (a compaction's summary, then message events),
+	// and the messages shown of it: the summary always, then the last ones.
+	hists := make([]sessionlog.History, len(specs))
 	histories := make([][]int, len(specs))
 	hidden := make([]int, len(specs))
-	need := slices.Clone(shown)
 	for i, s := range specs {
 		through := s.committed
 		if s.derived && ch.request >= 0 {
 			rq, _ := log.RequestAt(ch.request)
 			through = rq.ThroughSeq + 1
 		}
-		k := log.MessagesThrough(through - 1)
-		from := max(0, k-historyShown)
-		hidden[i] = from
-		for m := from; m < k; m++ {
-			histories[i] = append(histories[i], log.MessageSeq(m))
+		h := log.HistoryThrough(through - 1)
+		hists[i] = h
+		k, first := h.Len(), 0
+		if h.Compaction >= 0 {
+			histories[i] = append(histories[i], h.Compaction)
+			first = 1
 		}
-		need = append(need, histories[i]...)
+		from := max(first, k-(historyShown-first))
+		hidden[i] = from - first
+		for m := from; m < k; m++ {
+			histories[i] = append(histories[i], log.HistorySeq(h, m))
+		}
+	}
+	if len(hists) > 0 {
+		ch.compaction = hists[len(hists)-1].Compaction
+	}
+	shown := shownSeqs(log.Len(), ch)
+
+	// The events to read: those shown, and the messages of every stage's history.
+	need := slices.Clone(shown)
+	for _, h := range histories {
+		need = append(need, h...)
 	}
 	slices.Sort(need)
 	need = slices.Compact(need)
@@ -320,8 +364,11 @@ func (b *builder) build(callSeq int) (*View, error) {
 		if isShown[e.Seq] {
 			events[e.Seq] = b.eventView(e, ch, siblings)
 		}
-		if e.Message != nil {
+		switch {
+		case e.Message != nil:
 			messages[e.Seq] = messageView(e)
+		case e.Compaction != nil:
+			messages[e.Seq] = b.summaryView(e)
 		}
 		return nil
 	})
@@ -342,7 +389,7 @@ func (b *builder) build(callSeq int) (*View, error) {
 
 	if v.Call == nil {
 		st := Stage{N: 1, Actor: ActorSession, Title: t("whole.title"), Caption: t("whole.caption"), Duty: t("whole.duty"),
-			HistoryNote: t("whole.history"), Committed: log.Len(), History: []MessageView{}, HistoryHidden: hidden[0]}
+			HistoryNote: t("whole.history") + b.compactedNote(hists[0]), Committed: log.Len(), History: []MessageView{}, HistoryHidden: hidden[0]}
 		st.States = states(shown, log.Len())
 		for _, seq := range histories[0] {
 			st.History = append(st.History, messages[seq])
@@ -350,7 +397,7 @@ func (b *builder) build(callSeq int) (*View, error) {
 		v.Stages = []Stage{st}
 	} else {
 		from, to := batchCalls(log, index)
-		v.Stages = b.stages(specs, ch, *v.Call, shown, histories, hidden, messages, from, to)
+		v.Stages = b.stages(specs, ch, *v.Call, shown, hists, histories, hidden, messages, from, to)
 	}
 	v.Actors = actors(ch, t)
 	return v, nil
@@ -371,8 +418,11 @@ func shownSeqs(n int, ch chain) []int {
 	var spans []span
 	if ch.call < 0 {
 		spans = []span{{0, eventContext * 5}, {n - eventContext*5, n}}
+		if ch.compaction >= 0 {
+			spans = append(spans, span{max(0, ch.compaction-eventContext), min(n, ch.compaction+eventContext+1)})
+		}
 	} else {
-		for _, seq := range []int{ch.assistant, ch.call, ch.start, ch.result, ch.request} {
+		for _, seq := range []int{ch.assistant, ch.call, ch.start, ch.result, ch.request, ch.compaction} {
 			if seq >= 0 {
 				spans = append(spans, span{max(0, seq-eventContext), min(n, seq+eventContext+1)})
 			}
@@ -442,6 +492,13 @@ func (b *builder) eventView(e sessionlog.Event, ch chain, siblings map[int]bool)
 	if len(payload) > payloadShown {
 		v.PayloadCut = len(payload) - len(strings.TrimSuffix(v.Payload, "…"))
 	}
+	if c := e.Compaction; c != nil {
+		cv := &CompactionView{Reason: c.Reason, TokensBefore: c.TokensBefore, FirstKeptSeq: c.FirstKeptSeq}
+		cv.Summary, cv.SummaryCut = cutCount(c.Summary, textShown)
+		cv.ReadFiles, cv.ReadHidden = fileList(c.ReadFiles)
+		cv.ChangedFiles, cv.ChangedHidden = fileList(c.ChangedFiles)
+		v.Compaction = cv
+	}
 	switch e.Seq {
 	case ch.assistant:
 		v.Focus = "assistant"
@@ -453,6 +510,8 @@ func (b *builder) eventView(e sessionlog.Event, ch chain, siblings map[int]bool)
 		v.Focus = "result"
 	case ch.request:
 		v.Focus = "request"
+	case ch.compaction:
+		v.Focus = "compaction"
 	default:
 		if siblings[e.Seq] {
 			v.Focus = "sibling"
@@ -461,8 +520,25 @@ func (b *builder) eventView(e sessionlog.Event, ch chain, siblings map[int]bool)
 	return v
 }
 
+// cutCount is cut(s, n) and the number of bytes of s it left out.
+func cutCount(s string, n int) (string, int) {
+	shown := cut(s, n)
+	return shown, len(s) - len(strings.TrimSuffix(shown, "…"))
+}
+
+// fileList is the first filesShown names of a compaction's list of files, each cut, and the
+// number left out.
+func fileList(names []string) ([]string, int) {
+	out := []string{}
+	for _, n := range names[:min(len(names), filesShown)] {
+		out = append(out, cut(n, summaryShown))
+	}
+	return out, len(names) - len(out)
+}
+
 // producer is the actor that makes an event of type t. A tool/start is the tool runtime's: it
-// logs it just before the tool's body runs.
+// logs it just before the tool's body runs. A compaction is the session's: it replaces the
+// history before its cut with a summary.
 func producer(t sessionlog.Type) string {
 	switch t {
 	case sessionlog.TypeAssistantMessage:
@@ -471,6 +547,8 @@ func producer(t sessionlog.Type) string {
 		return ActorTool
 	case sessionlog.TypeUserMessage, sessionlog.TypeToolCall, sessionlog.TypeModelRequest, sessionlog.TypeTurnStart, sessionlog.TypeTurnEnd:
 		return ActorAgent
+	case sessionlog.TypeCompaction:
+		return ActorSession
 	}
 	return ActorSession
 }
@@ -495,6 +573,10 @@ func summary(e sessionlog.Event, lang string) string {
 			return t("summary.request.one", e.Request.ThroughSeq)
 		}
 		return t("summary.request", e.Request.Messages, e.Request.ThroughSeq)
+	case e.Compaction != nil:
+		c := e.Compaction
+		// The summary last, so that a cut summary line loses only its end.
+		return t("summary.compaction", c.Reason, c.TokensBefore, c.FirstKeptSeq, len(c.ReadFiles), len(c.ChangedFiles), c.Summary)
 	}
 	var compact bytes.Buffer
 	if json.Compact(&compact, e.Data) == nil {
@@ -557,7 +639,7 @@ func stageSpecs(n int, ch chain) []stageSpec {
 // stages computes the six stages of the round trip ch of call from their specs, with the
 // histories (message seqs, hidden counts) computed for them and the calls of its batch
 // (positions [batchFrom, batchTo) of the log's calls).
-func (b *builder) stages(specs []stageSpec, ch chain, call CallChoice, shown []int, histories [][]int, hidden []int,
+func (b *builder) stages(specs []stageSpec, ch chain, call CallChoice, shown []int, hists []sessionlog.History, histories [][]int, hidden []int,
 	messages map[int]MessageView, batchFrom, batchTo int) []Stage {
 	t := b.t
 	through := -1
@@ -596,9 +678,37 @@ func (b *builder) stages(specs []stageSpec, ch chain, call CallChoice, shown []i
 			}
 		}
 		st.HistoryNote = t(fmt.Sprintf("stage%d.history", i+1), args...)
+		if h := hists[i]; h.Compaction >= 0 && ch.result >= 0 && ch.result < s.committed && ch.result < h.FirstKept {
+			// The result was committed, then compacted: only the summary speaks of it.
+			st.HistoryNote = t("history.summarized", h.Compaction, h.FirstKept, call.CallID, ch.result)
+		} else {
+			st.HistoryNote += b.compactedNote(h)
+		}
 		out = append(out, st)
 	}
 	return out
+}
+
+// compactedNote is what a history note adds when the history starts with a compaction's
+// summary: "" when it does not.
+func (b *builder) compactedNote(h sessionlog.History) string {
+	if h.Compaction < 0 {
+		return ""
+	}
+	return " " + b.t("history.compacted", h.Compaction, h.FirstKept)
+}
+
+// summaryView renders the summary message of the compaction e as the history shows it: the
+// message DeriveMessages puts first, marked as a summary and labelled with what it stands for.
+func (b *builder) summaryView(e sessionlog.Event) MessageView {
+	mv := messageView(sessionlog.Event{Seq: e.Seq, Message: sessionlog.SummaryMessage(e)})
+	mv.Summary = true
+	if kept := e.Compaction.FirstKeptSeq; kept > 0 {
+		mv.Label = b.t("history.summary", kept-1)
+	} else {
+		mv.Label = b.t("history.summary.nothing")
+	}
+	return mv
 }
 
 // messageView renders the message of e, each text cut to textShown bytes.
@@ -652,10 +762,16 @@ func actors(ch chain, t textFunc) []Actor {
 		}
 		return out
 	}
+	session := only(ch.assistant, ch.call, ch.start, ch.result, ch.compaction)
+	slices.Sort(session)
+	sessionAbout := t("actor.session.about")
+	if ch.compaction >= 0 {
+		sessionAbout += " " + t("actor.session.compaction")
+	}
 	return []Actor{
 		{ID: ActorModel, Name: t("actor.model"), About: t("actor.model.about"), Events: only(ch.assistant)},
 		{ID: ActorAgent, Name: t("actor.agent"), About: t("actor.agent.about"), Events: only(ch.call, ch.request)},
 		{ID: ActorTool, Name: t("actor.tool"), About: t("actor.tool.about"), Events: only(ch.start, ch.result)},
-		{ID: ActorSession, Name: t("actor.session"), About: t("actor.session.about"), Events: only(ch.assistant, ch.call, ch.start, ch.result)},
+		{ID: ActorSession, Name: t("actor.session"), About: sessionAbout, Events: session},
 	}
 }

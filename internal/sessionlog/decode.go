@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -89,8 +91,81 @@ func decodeSlow(line []byte, lineNo int) (Event, error) {
 			return damaged("model/request needs data {\"throughSeq\",\"messages\"}")
 		}
 		e.Request = &Request{ThroughSeq: *rq.ThroughSeq, Messages: *rq.Messages}
+	case codeCompaction:
+		c, err := decodeCompaction(e.Data, e.Seq)
+		if err != nil {
+			// Type sends the learner to chapter 11, which defines the event.
+			return Event{}, &Error{Kind: KindDamaged, Line: lineNo, Type: string(TypeCompaction), Detail: "compaction: " + err.Error()}
+		}
+		e.Compaction = c
 	}
 	return e, nil
+}
+
+// compactionFields are the fields of a compaction's data, in the order they are written.
+var compactionFields = []string{"summary", "firstKeptSeq", "tokensBefore", "reason", "readFiles", "changedFiles"}
+
+// decodeCompaction decodes the data of the compaction event at seq and checks its shape: every
+// field present, a summary, a known reason, a count of tokens, an earlier event as the cut, lists
+// of file names. It does not check that the cut is a cut point of chapter 11 (see the package
+// comment): a compaction whose firstKeptSeq is an earlier event derives a well-defined history.
+func decodeCompaction(data json.RawMessage, seq int) (*Compaction, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil || fields == nil {
+		return nil, errors.New(`needs data {"summary","firstKeptSeq","tokensBefore","reason","readFiles","changedFiles"}`)
+	}
+	for _, name := range compactionFields {
+		if v, ok := fields[name]; !ok || string(v) == "null" {
+			return nil, fmt.Errorf("no %q: the data needs \"summary\", \"firstKeptSeq\", \"tokensBefore\", \"reason\", \"readFiles\" and \"changedFiles\"", name)
+		}
+	}
+	var c Compaction
+	if json.Unmarshal(fields["summary"], &c.Summary) != nil {
+		return nil, fmt.Errorf("summary %s is not a string", cutText(fields["summary"], 80))
+	}
+	if c.Summary == "" {
+		return nil, errors.New("the summary is empty")
+	}
+	if json.Unmarshal(fields["reason"], &c.Reason) != nil {
+		return nil, fmt.Errorf("reason %s is not a string", cutText(fields["reason"], 80))
+	}
+	switch c.Reason {
+	case CompactionThreshold, CompactionOverflow, CompactionManual:
+	default:
+		return nil, fmt.Errorf("reason %q, want %q, %q or %q", c.Reason, CompactionThreshold, CompactionOverflow, CompactionManual)
+	}
+	if json.Unmarshal(fields["tokensBefore"], &c.TokensBefore) != nil || c.TokensBefore < 0 {
+		return nil, fmt.Errorf("tokensBefore %s, want a number of tokens (0 or more)", cutText(fields["tokensBefore"], 80))
+	}
+	if seq == 0 {
+		return nil, errors.New("a compaction at seq 0 has no earlier event to keep from (firstKeptSeq)")
+	}
+	if json.Unmarshal(fields["firstKeptSeq"], &c.FirstKeptSeq) != nil || c.FirstKeptSeq < 0 || c.FirstKeptSeq >= seq {
+		return nil, fmt.Errorf("firstKeptSeq %s, want the seq of an earlier event (0 to %d)", cutText(fields["firstKeptSeq"], 80), seq-1)
+	}
+	for _, list := range []struct {
+		name  string
+		names *[]string
+	}{{"readFiles", &c.ReadFiles}, {"changedFiles", &c.ChangedFiles}} {
+		if json.Unmarshal(fields[list.name], list.names) != nil {
+			return nil, fmt.Errorf("%s %s, want a list of file names (strings)", list.name, cutText(fields[list.name], 80))
+		}
+		if i := slices.Index(*list.names, ""); i >= 0 {
+			return nil, fmt.Errorf("%s[%d] is an empty file name", list.name, i)
+		}
+	}
+	return &c, nil
+}
+
+// cutText is b as text, cut to at most n bytes (a detail quotes no more of a line).
+func cutText(b []byte, n int) string {
+	if len(b) <= n {
+		return string(b)
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return string(b[:n]) + "…"
 }
 
 // fastLine is an event line with the payloads of every known type in one struct, so that a
@@ -170,8 +245,9 @@ func decodeFast(line []byte, lineNo int) (Event, bool) {
 	}
 	c := codeOf(e.Type)
 	switch c {
-	case codeOther, codeTurnStart, codeTurnEnd:
-		// Their Data is all a reader shows of them (and compares): decodeSlow keeps it.
+	case codeOther, codeTurnStart, codeTurnEnd, codeCompaction:
+		// Their Data is all a reader shows of them (and compares): decodeSlow keeps it. A
+		// compaction, rare, is checked field by field there.
 		return Event{}, false
 	}
 	d := &l.Data

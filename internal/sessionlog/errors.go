@@ -60,7 +60,8 @@ type Error struct {
 	// it (tinypi.LoadSession cuts such a line off the file when it loads the session).
 	Unterminated bool
 	// Seq and WantSeq are the seq found and expected (KindSeq); Type the unknown type
-	// (KindUnknownType); Version the header's version (KindVersion).
+	// (KindUnknownType), or "compaction" for a damaged compaction event (KindDamaged); Version
+	// the header's version (KindVersion).
 	Seq, WantSeq int
 	Type         string
 	Version      int
@@ -119,6 +120,10 @@ var errorMessages = i18n.Catalog{
 	"damaged.fix": {
 		ZH: "对照第 10 章正文里的格式（course read 10，“信封和事件类型”一节）修正第 %[1]d 行，或修好写入方后重新运行。",
 		EN: "correct line %[1]d against the format in chapter 10's text (course read 10, the section “信封和事件类型”, envelope and event types), or fix the writer and run again.",
+	},
+	"damaged.fix.compaction": {
+		ZH: "对照第 11 章正文里 compaction 事件的格式（course read 11）修正第 %[1]d 行，或修好写入方后重新运行。",
+		EN: "correct line %[1]d against the format of the compaction event in chapter 11's text (course read 11), or fix the writer and run again.",
 	},
 	"unknown-type.what": {
 		ZH: "第 %[1]d 行的事件类型 %[2]q 未知，且没有标记 \"ignorable\": true，读取方不能跳过它。",
@@ -238,6 +243,9 @@ func (e *Error) Explain(lang string) (what, repair string) {
 	case KindVersion:
 		return text("what", e.Version, Version), text("fix")
 	default:
+		if e.Kind == KindDamaged && e.Type == string(TypeCompaction) {
+			return text("what", e.Line, e.Detail), text("fix.compaction", e.Line)
+		}
 		return text("what", e.Line, e.Detail), text("fix", e.Line)
 	}
 }

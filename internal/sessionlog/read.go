@@ -496,7 +496,7 @@ func (r *reader) add(e *Event, off int64, size int) {
 	c := codeOf(e.Type)
 	en := entry{off: off, size: int32(size), typ: c}
 	if n := len(log.entries); n > 0 {
-		en.msgs = log.entries[n-1].msgs
+		en.msgs, en.compaction = log.entries[n-1].msgs, log.entries[n-1].compaction
 	}
 	if c.isMessage() {
 		en.msgs++
@@ -529,6 +529,16 @@ func (r *reader) add(e *Event, off int64, size int) {
 		log.calls[log.entries[en.ref].ref].Result = e.Seq
 	case codeModelRequest:
 		en.ref, en.requested = int32(e.Request.ThroughSeq), int32(e.Request.Messages)
+	case codeCompaction:
+		// decodeLine made sure that 0 <= FirstKeptSeq < e.Seq: the event before the cut is indexed.
+		kept := e.Compaction.FirstKeptSeq
+		c := compactionInfo{seq: int32(e.Seq), firstKept: int32(kept)}
+		if kept > 0 {
+			c.keptFrom = log.entries[kept-1].msgs
+		}
+		en.ref = int32(kept)
+		log.compactions = append(log.compactions, c)
+		en.compaction = int32(len(log.compactions))
 	}
 	log.entries = append(log.entries, en)
 	log.Size = r.off

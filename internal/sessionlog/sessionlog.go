@@ -52,6 +52,20 @@
 //     model holds the derived messages of the events with seq <= s, n of them (s < this seq;
 //     s is -1, and n 0, for a request frozen before any event). A writer that freezes the
 //     whole log so far writes s = this seq - 1.
+//   - "compaction" (chapter 11): data {"summary","firstKeptSeq","tokensBefore","reason",
+//     "readFiles","changedFiles"}: the history before seq firstKeptSeq is replaced by a summary.
+//     summary is not empty; reason is "threshold", "overflow" or "manual"; tokensBefore >= 0;
+//     readFiles and changedFiles are lists of file names (present, possibly []); firstKeptSeq is
+//     an earlier event. It may stand inside an open turn (an overflow compaction comes after the
+//     turn's model/request).
+//
+// # The message history
+//
+// The messages a request holds (DeriveMessages) are the message of every user/message,
+// assistant/message and tool/result event, in seq order, unless the events hold a compaction.
+// Then, with C the latest compaction among them, they are C's summary message (SummaryMessage:
+// a user message, its Timestamp C's time in milliseconds) followed by the messages of the events
+// with seq >= C.firstKeptSeq; the events before it stay in the log but add nothing.
 //
 // # Reading
 //
@@ -71,7 +85,10 @@
 // unknown type not marked ignorable, a result that refers to no call, a request whose count does
 // not match the log, a tool/start that is not its call's first and only start before its result),
 // a header of another format, or another version, a byte order mark, a line too long, a file too
-// large or not a regular file. Error.Explain says what is wrong and how to repair it, in either
+// large or not a regular file. Of a compaction the reader checks the shape of its data and that
+// firstKeptSeq is an earlier event, not that firstKeptSeq is one of the cut points chapter 11
+// allows: the writer proves that (its tests and sessionproof), and a page that shows a log need
+// not refuse one whose cut is in an odd place. Error.Explain says what is wrong and how to repair it, in either
 // language.
 package sessionlog
 
@@ -82,6 +99,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
@@ -118,9 +136,21 @@ const (
 	TypeTurnStart        Type = "turn/start"
 	TypeTurnEnd          Type = "turn/end"
 	TypeModelRequest     Type = "model/request"
+	// TypeCompaction is chapter 11's compaction event.
+	TypeCompaction Type = "compaction"
 )
 
-// Known reports whether t is a type of version 1.
+// The reasons of a compaction.
+const (
+	// CompactionThreshold: the history grew past the threshold the agent compacts at.
+	CompactionThreshold = "threshold"
+	// CompactionOverflow: the model refused a request as too long for its context window.
+	CompactionOverflow = "overflow"
+	// CompactionManual: the user asked for it.
+	CompactionManual = "manual"
+)
+
+// Known reports whether t is a type of version 1 this reader knows.
 func (t Type) Known() bool { return codeOf(t) != codeOther }
 
 // typeCode is a Type as the index keeps it: one byte an event.
@@ -136,11 +166,12 @@ const (
 	codeTurnStart
 	codeTurnEnd
 	codeModelRequest
+	codeCompaction
 )
 
 var codeTypes = [...]Type{codeOther: "", codeUserMessage: TypeUserMessage, codeAssistantMessage: TypeAssistantMessage,
 	codeToolCall: TypeToolCall, codeToolStart: TypeToolStart, codeToolResult: TypeToolResult,
-	codeTurnStart: TypeTurnStart, codeTurnEnd: TypeTurnEnd, codeModelRequest: TypeModelRequest}
+	codeTurnStart: TypeTurnStart, codeTurnEnd: TypeTurnEnd, codeModelRequest: TypeModelRequest, codeCompaction: TypeCompaction}
 
 func codeOf(t Type) typeCode {
 	for c, name := range codeTypes {
@@ -182,6 +213,22 @@ type Request struct {
 	Messages int `json:"messages"`
 }
 
+// Compaction is the data of a compaction event.
+type Compaction struct {
+	// Summary replaces the messages of the events before FirstKeptSeq.
+	Summary string `json:"summary"`
+	// FirstKeptSeq is the seq of the first event whose message the history keeps.
+	FirstKeptSeq int `json:"firstKeptSeq"`
+	// TokensBefore is the size of the history, in tokens, before the compaction.
+	TokensBefore int `json:"tokensBefore"`
+	// Reason is CompactionThreshold, CompactionOverflow or CompactionManual.
+	Reason string `json:"reason"`
+	// ReadFiles and ChangedFiles are the files the summarized part read and changed (never nil
+	// in a decoded event).
+	ReadFiles    []string `json:"readFiles"`
+	ChangedFiles []string `json:"changedFiles"`
+}
+
 // Event is one event of a log, with its payload decoded for the known types.
 type Event struct {
 	Type            Type
@@ -202,6 +249,8 @@ type Event struct {
 	Call *Call
 	// Request is the data of a model/request event.
 	Request *Request
+	// Compaction is the data of a compaction event.
+	Compaction *Compaction
 }
 
 // CallInfo is what the index knows of one tool/call: where its round trip is in the log.
@@ -229,6 +278,15 @@ type entry struct {
 	ref int32
 	// requested is, for a model/request, its message count.
 	requested int32
+	// compaction is 1 + the index in Log.compactions of the latest compaction at or before
+	// this event; 0 when there is none. (The entry has room for it: 32 bytes either way.)
+	compaction int32
+}
+
+// compactionInfo is what the index knows of one compaction: where it is, where its cut is, and
+// how many message events come before the cut.
+type compactionInfo struct {
+	seq, firstKept, keptFrom int32
 }
 
 // Log is a session log that was read without damage, or the intact part of a torn one: its
@@ -248,6 +306,8 @@ type Log struct {
 	entries []entry
 	calls   []CallInfo
 	msgSeqs []int32 // the seqs of the events with a message, in order
+	// compactions are the compaction events, in order.
+	compactions []compactionInfo
 }
 
 // Len returns the number of events.
@@ -277,15 +337,60 @@ func (l *Log) CallIndex(seq int) int {
 	return int(l.entries[seq].ref)
 }
 
-// MessagesThrough returns how many messages the events with seq <= seq derive (0 for -1).
-func (l *Log) MessagesThrough(seq int) int {
-	if seq < 0 {
-		return 0
-	}
-	return int(l.entries[min(seq, len(l.entries)-1)].msgs)
+// MessagesThrough returns how many messages the events with seq <= seq derive (0 for -1): the
+// length of DeriveMessages of those events, a compaction's summary counted.
+func (l *Log) MessagesThrough(seq int) int { return l.HistoryThrough(seq).Len() }
+
+// History says where the messages DeriveMessages gives for the events through some seq come
+// from, without reading them: the summary of a compaction, then a run of message events.
+type History struct {
+	// Compaction is the seq of the latest compaction among the events, whose summary message
+	// comes first; -1 when there is none. FirstKept is its firstKeptSeq (0 without one).
+	Compaction, FirstKept int
+	// From and To are positions among the log's message events (MessageSeq): the messages of
+	// those at From <= i < To follow the summary.
+	From, To int
 }
 
-// MessageSeq returns the seq of the event the i-th derived message (from 0) comes from.
+// Len returns the number of messages of h.
+func (h History) Len() int {
+	if h.Compaction >= 0 {
+		return 1 + h.To - h.From
+	}
+	return h.To - h.From
+}
+
+// HistoryThrough returns where the messages the events with seq <= seq derive come from (an
+// empty History for -1).
+func (l *Log) HistoryThrough(seq int) History {
+	h := History{Compaction: -1}
+	if seq < 0 || len(l.entries) == 0 {
+		return h
+	}
+	e := l.entries[min(seq, len(l.entries)-1)]
+	h.To = int(e.msgs)
+	if e.compaction > 0 {
+		c := l.compactions[e.compaction-1]
+		h.Compaction, h.FirstKept, h.From = int(c.seq), int(c.firstKept), int(c.keptFrom)
+	}
+	return h
+}
+
+// HistorySeq returns the seq of the event the i-th message (from 0) of h comes from: the
+// compaction's for its summary.
+func (l *Log) HistorySeq(h History, i int) int {
+	if h.Compaction >= 0 {
+		if i == 0 {
+			return h.Compaction
+		}
+		i--
+	}
+	return int(l.msgSeqs[h.From+i])
+}
+
+// MessageSeq returns the seq of the i-th event (from 0) of the log that holds a message
+// (user/message, assistant/message, tool/result). Without a compaction the i-th derived message
+// comes from it; with one, see HistoryThrough.
 func (l *Log) MessageSeq(i int) int { return int(l.msgSeqs[i]) }
 
 // RequestAt returns the data of the model/request at seq, and whether the event is one.
@@ -380,25 +485,76 @@ func (l *Log) Each(ctx context.Context, seqs []int, f func(Event) error) error {
 	return nil
 }
 
-// DeriveMessages projects events into the message history a request is built from: the
-// messages of user/message, assistant/message and tool/result events, in log order. Every other
-// event contributes nothing. It is pure: the same events give the same messages.
+// DeriveMessages projects events (in seq order) into the message history a request is built
+// from: the messages of user/message, assistant/message and tool/result events, in log order;
+// when the events hold a compaction, the latest one's summary message (SummaryMessage) and then
+// the messages of the events with seq >= its firstKeptSeq. Every other event contributes
+// nothing. It is pure: the same events give the same messages.
 func DeriveMessages(events []Event) []tinypi.Message {
 	var out []tinypi.Message
 	for _, e := range MessageEvents(events) {
-		out = append(out, e.Message)
+		if e.Compaction != nil {
+			out = append(out, SummaryMessage(e))
+		} else {
+			out = append(out, e.Message)
+		}
 	}
 	return out
 }
 
-// MessageEvents returns the events DeriveMessages projects, in the same order: a view that
-// needs to know which event each derived message came from walks these.
+// MessageEvents returns the events DeriveMessages projects, in the same order (the latest
+// compaction first, for its summary): a view that needs to know which event each derived
+// message came from walks these.
 func MessageEvents(events []Event) []Event {
+	from, kept := 0, -1
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Compaction != nil && codeOf(events[i].Type) == codeCompaction {
+			from, kept = i, events[i].Compaction.FirstKeptSeq
+			break
+		}
+	}
 	var out []Event
+	if kept >= 0 {
+		out = append(out, events[from])
+	}
 	for _, e := range events {
-		if codeOf(e.Type).isMessage() && e.Message != nil {
+		if codeOf(e.Type).isMessage() && e.Message != nil && e.Seq >= kept {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// SummaryMessage returns the message a compaction event e stands for in the history: a user
+// message with one text block,
+//
+//	The conversation before this point was compacted into the summary below.
+//
+//	<summary>
+//	{Summary}
+//	</summary>
+//
+//	Files read: {ReadFiles joined by ", ", or "(none)"}
+//	Files changed: {ChangedFiles joined by ", ", or "(none)"}
+//
+// (no newline at the end), its Timestamp e's time in milliseconds since the Unix epoch (0 when
+// the event has no time). It returns nil when e is no compaction.
+func SummaryMessage(e Event) tinypi.Message {
+	c := e.Compaction
+	if c == nil {
+		return nil
+	}
+	files := func(names []string) string {
+		if len(names) == 0 {
+			return "(none)"
+		}
+		return strings.Join(names, ", ")
+	}
+	text := "The conversation before this point was compacted into the summary below.\n\n<summary>\n" + c.Summary +
+		"\n</summary>\n\nFiles read: " + files(c.ReadFiles) + "\nFiles changed: " + files(c.ChangedFiles)
+	var ms int64
+	if !e.Time.IsZero() {
+		ms = e.Time.UnixMilli()
+	}
+	return tinypi.UserMessage{Content: []tinypi.ContentBlock{tinypi.Text(text)}, Timestamp: ms}
 }

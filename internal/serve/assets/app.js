@@ -73,20 +73,44 @@
 
   function renderHistory(st) {
     document.getElementById('history-note').textContent = st.historyNote;
+    // After a compaction its summary stays first: the messages left out come after it.
+    var summaryFirst = st.history.length > 0 && st.history[0].summary;
     var hidden = document.getElementById('history-hidden');
-    hidden.hidden = !st.historyHidden;
-    hidden.textContent = st.historyHidden ? fill(T['hidden.history'], { n: st.historyHidden }) : '';
+    hidden.hidden = !st.historyHidden || summaryFirst;
+    hidden.textContent = st.historyHidden && !summaryFirst ? fill(T['hidden.history'], { n: st.historyHidden }) : '';
     var ol = clear(document.getElementById('history'));
-    st.history.forEach(function (m) {
-      var li = h('li', { class: 'msg role-' + m.role + (m.pending ? ' pending' : ''), id: m.pending ? 'msg-pending' : 'msg-' + m.seq },
+    st.history.forEach(function (m, i) {
+      var li = h('li', { class: 'msg role-' + m.role + (m.pending ? ' pending' : '') + (m.summary ? ' summary' : ''), id: m.pending ? 'msg-pending' : 'msg-' + m.seq },
         h('span', { class: 'role' }, m.role === 'toolResult' ? 'tool' : m.role));
-      var body = h('div', { class: 'body' });
+      var body = h('div', { class: 'body' }, m.summary ? h('p', { class: 'summary-label' }, m.label) : null);
       m.blocks.forEach(function (b) { body.appendChild(h('div', { class: 'block ' + b.kind }, b.text, cutNote(b.cut))); });
       if (m.hiddenBlocks) { body.appendChild(h('div', { class: 'cut' }, fill(T['hidden.blocks'], { n: m.hiddenBlocks }))); }
       li.appendChild(body);
       li.appendChild(m.pending ? h('span', { class: 'badge' }, T.pending) : eventLink(m.seq));
       ol.appendChild(li);
+      if (i === 0 && summaryFirst && st.historyHidden) {
+        ol.appendChild(h('li', { class: 'gap', id: 'history-gap' }, fill(T['hidden.history'], { n: st.historyHidden })));
+      }
     });
+  }
+
+  // A list of a compaction's files, with how many were left out.
+  function fileNames(names, hidden) {
+    return h('span', null, names.length ? names.join(', ') : T.none,
+      hidden ? ' ' + fill(T['compaction.more'], { n: hidden }) : null);
+  }
+
+  // The fields of a compaction event, under its summary line.
+  function compactionDetails(c) {
+    var dl = h('dl', { class: 'compaction' });
+    function row(label, value) { dl.appendChild(h('dt', null, label)); dl.appendChild(h('dd', null, value)); }
+    row(T['compaction.reason'], c.reason);
+    row(T['compaction.tokens'], String(c.tokensBefore));
+    row(T['compaction.kept'], eventLink(c.firstKeptSeq));
+    row(T['compaction.summary'], h('span', { class: 'text' }, c.summary, cutNote(c.summaryCut)));
+    row(T['compaction.read'], fileNames(c.readFiles, c.readHidden));
+    row(T['compaction.changed'], fileNames(c.changedFiles, c.changedHidden));
+    return dl;
   }
 
   function gap(n, text) { return h('p', { class: 'gap' }, fill(text, { n: n })); }
@@ -113,7 +137,7 @@
       var details = h('details', { open: e.focus && e.focus !== 'sibling' ? true : null }, h('summary', null, T.payload),
         h('pre', null, e.payload, cutNote(e.payloadCut)));
       box.appendChild(h('article', { id: 'event-' + e.seq, class: 'event state-' + s + (e.focus ? ' focus' : '') + ' actor-' + e.actor },
-        head, h('p', { class: 'summary' }, e.summary), links, details));
+        head, h('p', { class: 'summary' }, e.summary), e.compaction ? compactionDetails(e.compaction) : null, links, details));
     });
     if (data.hiddenAfter) { box.appendChild(gap(data.hiddenAfter, T['hidden.events'])); }
   }
