@@ -168,3 +168,51 @@ func BenchmarkLoopStepsSession(b *testing.B) {
 		})
 	}
 }
+
+// compactionLog is a session of turns*4 messages: each turn a prompt, an assistant asking to read
+// a file, the result and an answer, framed as the loop logs them.
+func compactionLog(b *testing.B, turns int) *tinypi.Session {
+	b.Helper()
+	s := tinypi.NewSession("bench")
+	must := func(_ int, err error) {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range turns {
+		call := tinypi.ToolCall{ID: fmt.Sprintf("c%d", i), Name: "read", Arguments: fmt.Sprintf(`{"path":"f%d.go"}`, i%50)}
+		must(s.AppendMessage(benchUser(i)))
+		must(s.Append(tinypi.SessionEvent{Type: tinypi.EventTurnStart, Turn: 1}))
+		must(s.AppendMessage(tinypi.AssistantMessage{Content: []tinypi.ContentBlock{call}, StopReason: tinypi.StopReasonToolUse}))
+		batch, err := s.BeginToolBatch([]tinypi.ToolCall{call})
+		must(0, err)
+		_, err = batch.Finish(0, tinypi.ToolResultMessage{Content: []tinypi.ContentBlock{tinypi.Text("package f")}})
+		must(0, err)
+		must(s.Append(tinypi.SessionEvent{Type: tinypi.EventTurnEnd, Turn: 1, Reason: "toolUse"}))
+		must(s.Append(tinypi.SessionEvent{Type: tinypi.EventTurnStart, Turn: 2}))
+		must(s.AppendMessage(tinypi.AssistantMessage{Content: []tinypi.ContentBlock{tinypi.Text("done")}, StopReason: tinypi.StopReasonStop}))
+		must(s.Append(tinypi.SessionEvent{Type: tinypi.EventTurnEnd, Turn: 2, Reason: "stop"}))
+	}
+	return s
+}
+
+// BenchmarkSessionCompact: one compaction of a session of 10,000 messages (chapter 11) with a
+// scripted summary model: choosing the cut, the files touched, the summary request's messages,
+// logging the compaction and deriving the next request from it. The session is built outside
+// the timer.
+func BenchmarkSessionCompact(b *testing.B) {
+	const turns = 2500 // 10,000 messages
+	answer := tinypi.AssistantMessage{Content: []tinypi.ContentBlock{tinypi.Text("summary")}, StopReason: tinypi.StopReasonStop}
+	b.ReportAllocs()
+	for b.Loop() {
+		b.StopTimer()
+		s := compactionLog(b, turns)
+		opts := tinypi.CompactionOptions{Model: tinypi.NewScriptedModel(answer), KeepRecentTokens: 2000}
+		b.StartTimer()
+		if _, err := s.Compact(context.Background(), opts, tinypi.CompactionManual); err != nil {
+			b.Fatal(err)
+		}
+		_ = s.Messages()
+	}
+	reportPer(b, "message", turns*4)
+}

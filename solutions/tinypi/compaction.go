@@ -132,10 +132,10 @@ func EstimateTokens(m Message) int {
 }
 
 // ContextTokens estimates the context of a request holding messages. The last assistant message
-// at index usableFrom or later that did not fail (stop reason neither error nor aborted) counted
-// the context it answered: its usage (input, cache read, cache write and output) is taken as the
-// size of everything up to and including it, and EstimateTokens is added for each message after
-// it. Without such a message every message is estimated. Messages before usableFrom have usage
+// at index usableFrom or later that did not fail (stop reason neither error nor aborted) and
+// whose usage counted something (input + cache read + cache write + output is not zero) counted
+// the context it answered: that sum is taken as the size of everything up to and including it,
+// and EstimateTokens is added for each message after it. Without such a message every message is estimated. Messages before usableFrom have usage
 // that counted a context that no longer exists (they were kept across a compaction).
 func ContextTokens(messages []Message, usableFrom int) int {
 	//lab:begin 11.1
@@ -146,8 +146,10 @@ func ContextTokens(messages []Message, usableFrom int) int {
 			continue
 		}
 		u := a.Usage
-		total, from = u.Input+u.CacheRead+u.CacheWrite+u.Output, i+1
-		break
+		if counted := u.Input + u.CacheRead + u.CacheWrite + u.Output; counted > 0 {
+			total, from = counted, i+1
+			break
+		}
 	}
 	for _, m := range messages[from:] {
 		total += EstimateTokens(m)
@@ -183,8 +185,8 @@ func latestCompaction(events []SessionEvent) int {
 //
 //   - events[c] is a user/message outside a turn, or a turn/start right after a turn/end (a
 //     turn that goes on with a run: the first turn after a prompt starts at the prompt);
-//   - c is after the latest compaction's FirstKeptSeq (0 without one), and some message event
-//     lies between that seq and c, so the summary has something new to cover;
+//   - c is after the latest compaction's FirstKeptSeq (0 without one), so that the summary has
+//     something new to cover;
 //   - every tool/call before c has its tool/result before c: a cut never separates a call from
 //     its result.
 //
@@ -196,7 +198,7 @@ func CutPoints(events []SessionEvent) []int {
 		from = events[i].Compaction.FirstKeptSeq
 	}
 	var cuts []int
-	inTurn, messageSeen := false, false
+	inTurn := false
 	unanswered := map[int]bool{} // the seqs of the calls logged so far without a result
 	for c, e := range events {
 		candidate := false
@@ -206,7 +208,7 @@ func CutPoints(events []SessionEvent) []int {
 		case EventTurnStart:
 			candidate = c > 0 && events[c-1].Type == EventTurnEnd
 		}
-		if candidate && c > from && messageSeen && len(unanswered) == 0 {
+		if candidate && c > from && len(unanswered) == 0 {
 			cuts = append(cuts, c)
 		}
 		switch e.Type {
@@ -220,9 +222,6 @@ func CutPoints(events []SessionEvent) []int {
 			if len(e.SourceEventSeqs) == 1 {
 				delete(unanswered, e.SourceEventSeqs[0])
 			}
-		}
-		if _, ok := messageRole(e.Type); ok && c >= from {
-			messageSeen = true
 		}
 	}
 	return cuts
@@ -318,7 +317,8 @@ func FilesTouched(events []SessionEvent, from, to int, prevRead, prevChanged []s
 }
 
 // CompactionSummaryMessage is the message a compaction puts first in every later request: a user
-// message holding the summary and the file lists, stamped with the compaction event's time.
+// message holding the summary and the file lists, stamped with the compaction event's time in
+// milliseconds (0 when the event has no time).
 func CompactionSummaryMessage(e SessionEvent) UserMessage {
 	c := e.Compaction
 	list := func(files []string) string {
@@ -329,18 +329,22 @@ func CompactionSummaryMessage(e SessionEvent) UserMessage {
 	}
 	text := "The conversation before this point was compacted into the summary below.\n\n<summary>\n" +
 		c.Summary + "\n</summary>\n\nFiles read: " + list(c.ReadFiles) + "\nFiles changed: " + list(c.ChangedFiles)
-	return UserMessage{Content: []ContentBlock{Text(text)}, Timestamp: e.Time.UnixMilli()}
+	var at int64 // an event read from a line without a time has none
+	if !e.Time.IsZero() {
+		at = e.Time.UnixMilli()
+	}
+	return UserMessage{Content: []ContentBlock{Text(text)}, Timestamp: at}
 }
 
 // fromLatestCompaction is where DeriveMessages starts: when events hold a compaction event, the
 // summary message, and the events from the compaction's FirstKeptSeq on (those before it add no
 // message); otherwise no message, and all the events.
 func fromLatestCompaction(events []SessionEvent) ([]SessionEvent, []Message) {
-	//lab:begin 11.4
 	i := latestCompaction(events)
 	if i < 0 {
 		return events, nil
 	}
+	//lab:begin 11.4
 	first := events[i].Compaction.FirstKeptSeq
 	kept, _ := slices.BinarySearchFunc(events, first, func(e SessionEvent, seq int) int { return e.Seq - seq })
 	return events[kept:], []Message{CompactionSummaryMessage(events[i])}
@@ -352,10 +356,10 @@ func fromLatestCompaction(events []SessionEvent) ([]SessionEvent, []Message) {
 // rederiveAfterCompactionLocked drops the cached projection when an event not yet projected is a
 // compaction: the messages before it are no longer derived, so the cache cannot be extended.
 func (s *Session) rederiveAfterCompactionLocked() {
-	//lab:begin 11.4
 	if latestCompaction(s.events[s.derivedThrough:]) < 0 {
 		return
 	}
+	//lab:begin 11.4
 	s.derived = DeriveMessages(slices.Concat(s.base, s.events))
 	s.baseDerived, s.derivedThrough = true, len(s.events)
 	//lab:stub
