@@ -271,3 +271,29 @@ func TestReadersShareTheLineLimit(t *testing.T) {
 		t.Errorf("sessionlog.MaxLineBytes = %d, tinypi.DefaultMaxLineBytes = %d: the kit would refuse logs the runtime loads, or read lines it refuses", sessionlog.MaxLineBytes, tinypi.DefaultMaxLineBytes)
 	}
 }
+
+// TestReadAReferenceCompaction compacts a reference log (chapter 11) and reads it back: the
+// reader derives the same messages as the writer, from the summary on.
+func TestReadAReferenceCompaction(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	writeRoundTrip(t, path)
+	s, _, err := tinypi.LoadSession(path, tinypi.SessionOptions{})
+	require.NoError(t, err)
+	summary := tinypi.AssistantMessage{Content: []tinypi.ContentBlock{tinypi.Text("The user asked about README.md.")}, StopReason: tinypi.StopReasonStop}
+	c, err := s.Compact(context.Background(), tinypi.CompactionOptions{Model: tinypi.NewScriptedModel(summary), KeepRecentTokens: 1}, tinypi.CompactionManual)
+	require.NoError(t, err)
+	_, err = s.AppendMessage(userText("And now?"))
+	require.NoError(t, err)
+	want := s.Messages()
+	require.NoError(t, s.Close())
+
+	log, err := readFile(t, path)
+	require.NoError(t, err)
+	assert.JSONEq(t, marshal(t, want), marshal(t, sessionlog.DeriveMessages(log.Events)))
+	last := log.Events[len(log.Events)-2]
+	require.Equal(t, sessionlog.Type("compaction"), last.Type)
+	assert.Equal(t, marshal(t, want[:1]), marshal(t, []tinypi.Message{sessionlog.SummaryMessage(last)}))
+	assert.Equal(t, 26, c.FirstKeptSeq, "the cut: the turn after the batch, the latest")
+	assert.Equal(t, []string{"LICENSE", "README.md", "go.mod"}, c.ReadFiles, "the files read before the cut (NOTES.md failed)")
+}

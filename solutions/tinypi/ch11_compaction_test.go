@@ -259,6 +259,15 @@ func TestLab11_2_切点_CutPoints(t *testing.T) {
 		ch11Assistant(AssistantMessage{Content: []ContentBlock{c1}, StopReason: StopReasonToolUse}), ch11CallEvent(c1),
 		ch11TurnEnd(1, "toolUse"), ch11User("b"), ch11ResultEvent(4, "c1", "ok", false), ch11User("c"))
 	check("a result logged after a later user message", late, []int{8})
+
+	// A provider gave two calls of one batch the same ID. The first is answered in the turn; the
+	// second only after the next prompt (crash repair). Calls are told apart by their seq.
+	//	0 user a  1 turn/start 1  2 model/request  3 assistant [c1 c1]  4 tool/call c1  5 tool/call c1
+	//	6 tool/result c1 <-4  7 turn/end 1 toolUse  8 user b  9 tool/result c1 <-5  10 user c
+	twice := ch11Log(ch11User("a"), ch11TurnStart(1), ch11Request(1, 1),
+		ch11Assistant(AssistantMessage{Content: []ContentBlock{c1, c1}, StopReason: StopReasonToolUse}), ch11CallEvent(c1), ch11CallEvent(c1),
+		ch11ResultEvent(4, "c1", "ok", false), ch11TurnEnd(1, "toolUse"), ch11User("b"), ch11ResultEvent(5, "c1", "ok", false), ch11User("c"))
+	check("two calls with one ID, the second answered late", twice, []int{10})
 }
 
 func TestLab11_2_切点_AfterACompaction(t *testing.T) {
@@ -274,6 +283,13 @@ func TestLab11_2_切点_AfterACompaction(t *testing.T) {
 	want := []int{18, 23, 27}
 	if !slices.Equal(got, want) {
 		t.Errorf("CutPoints after a compaction with firstKeptSeq 12 = %v, want %v (only cuts after 12)", got, want)
+	}
+
+	// The README log compacted at 17 with firstKeptSeq 8: 12 lies after 8 (though before the
+	// compaction event itself), so it can be cut again.
+	again := ch11Log(append(ch11ReadmeLog(), ch11Compaction("S1", 8, nil, nil))...)
+	if got := callLab(t, func() []int { return CutPoints(again) }); !slices.Equal(got, []int{12}) {
+		t.Errorf("CutPoints of the README log compacted at 17 with firstKeptSeq 8 = %v, want [12] (cuts come after firstKeptSeq, not after the compaction event)", got)
 	}
 
 	// Right after a compaction whose kept part starts at the last prompt, nothing new can be cut.
@@ -473,6 +489,17 @@ func TestLab11_4_从摘要投影_SessionMessages(t *testing.T) {
 	ch10Append(t, fork, ch11User("分支"))
 	ch11Diff(t, "Messages() of a fork at seq 21, after the compaction", append(want, "user:还有", "user:分支"),
 		ch10Messages(ch10SessionMessages(t, fork)))
+
+	// A fork compacted on its own, its kept part starting in what it inherited: a fork of the
+	// README log at 16 (17 events inherited), then 17 user 分支, 18 compaction first=12, 19 user 再来.
+	own := ch10Fork(t, ch11SessionOf(t, ch11ReadmeLog()), 16, SessionOptions{ID: "own"})
+	ch10Append(t, own, ch11User("分支"))
+	ch10SessionMessages(t, own) // fills the cache
+	ch10Append(t, own, ch11Compaction("S2", 12, nil, []string{"a.go"}))
+	ch10Append(t, own, ch11User("再来"))
+	ch11Diff(t, "Messages() of a fork compacted at firstKeptSeq 12, inside what it inherited", []string{
+		"user:" + ch11Summary("S2", "(none)", "a.go"), "user:再短一点", "assistant:短的", "user:分支", "user:再来",
+	}, ch10Messages(ch10SessionMessages(t, own)))
 }
 
 func TestLab11_4_从摘要投影_FileRoundTrip(t *testing.T) {
@@ -528,16 +555,39 @@ func ch11CountedLog() []SessionEvent {
 	return events
 }
 
+// ch11Conversation is the one user message of a summary request holding text.
+func ch11Conversation(text string) string {
+	return "user:<conversation>\n" + text + "\n</conversation>\n\n" + CompactionInstruction
+}
+
 // ch11RequestLines renders a request: its system prompt, tools and messages.
 func ch11RequestLines(r Request) []string {
 	out := []string{"system:" + r.SystemPrompt, fmt.Sprintf("tools:%d", len(r.Tools))}
 	return append(out, ch10Messages(r.Messages)...)
 }
 
+// ch11ModelThatAppends appends an event to s when it is asked, before it answers: the session's
+// lock must be free while a model works.
+type ch11ModelThatAppends struct {
+	Model
+	s    *Session
+	e    SessionEvent
+	errs chan error
+}
+
+func (m ch11ModelThatAppends) Stream(ctx context.Context, req Request) *AssistantStream {
+	_, err := m.s.Append(m.e)
+	m.errs <- err
+	return m.Model.Stream(ctx, req)
+}
+
 func TestLab11_5_生成摘要_Compact(t *testing.T) {
 	s := ch11SessionOf(t, ch11CountedLog())
 	summarizer := NewScriptedModel(ch10Answer("  用户要读 README；已读。\n"))
-	got, err := ch11Compact(t, s, CompactionOptions{Model: summarizer, KeepRecentTokens: 6}, CompactionThreshold)
+	// While the summary is written, a user message is appended (an Agent logs a queued message
+	// at once): it comes after the cut and is kept.
+	appending := ch11ModelThatAppends{Model: summarizer, s: s, e: ch11User("顺便"), errs: make(chan error, 1)}
+	got, err := ch11Compact(t, s, CompactionOptions{Model: appending, KeepRecentTokens: 6}, CompactionThreshold)
 	if err != nil {
 		t.Fatalf("Compact: %v", err)
 	}
@@ -554,16 +604,19 @@ func TestLab11_5_生成摘要_Compact(t *testing.T) {
 	}
 	ch11Diff(t, "the summary request", []string{
 		"system:" + CompactionSystemPrompt, "tools:0",
-		"user:读 README", "assistant:[c1]", "toolResult:c1=# tinypi",
-		"user:" + CompactionInstruction,
+		ch11Conversation("[user]\n读 README\n\n[assistant]\n(call read {\"path\":\"README.md\"})\n\n[result of read]\n# tinypi"),
 	}, ch11RequestLines(requests[0]))
+	if err := <-appending.errs; err != nil {
+		t.Errorf("appending a user message while the summary model worked: %v", err)
+	}
 	ch11Diff(t, "the log's last events", []string{
 		"16 turn/end 1 stop",
-		"17 compaction first=8 threshold tokens=1010 read=[README.md] changed=[]",
+		"17 user/message user:顺便",
+		"18 compaction first=8 threshold tokens=1010 read=[README.md] changed=[]",
 	}, ch11Lines(s.Events()[16:]))
 	ch11Diff(t, "Messages() after Compact", []string{
 		"user:" + ch11Summary("用户要读 README；已读。", "README.md", "(none)"),
-		"assistant:好的", "user:再短一点", "assistant:短的",
+		"assistant:好的", "user:再短一点", "assistant:短的", "user:顺便",
 	}, ch10Messages(ch10SessionMessages(t, s)))
 
 	// KeepRecentTokens 0 means DefaultKeepRecentTokens: no cut keeps 20000 tokens, so the
@@ -642,7 +695,8 @@ func TestLab11_5_生成摘要_SecondCompaction(t *testing.T) {
 	events = append(events, ch11Compaction("S1", 8, []string{"README.md"}, nil),
 		ch11User("改 a.go"), ch11TurnStart(1), ch11Request(18, 5),
 		ch11Assistant(AssistantMessage{Content: []ContentBlock{c2}, StopReason: StopReasonToolUse}), ch11CallEvent(c2),
-		ch11ResultEvent(22, "c2", "edited", false), ch11TurnEnd(1, "toolUse"), ch11TurnStart(2), ch11Request(24, 7),
+		SessionEvent{Type: EventToolResult, SourceEventSeqs: []int{22}, Message: ToolResultMessage{ToolCallID: "c2", ToolName: "edit",
+			Content: []ContentBlock{Text("edited")}}}, ch11TurnEnd(1, "toolUse"), ch11TurnStart(2), ch11Request(24, 7),
 		ch11Assistant(done), ch11TurnEnd(2, "stop"), ch11User("谢谢"))
 	s := ch11SessionOf(t, ch11Log(events...))
 	summarizer := NewScriptedModel(ch10Answer("S2"))
@@ -663,10 +717,9 @@ func TestLab11_5_生成摘要_SecondCompaction(t *testing.T) {
 	}
 	ch11Diff(t, "the second summary request (the previous summary first, then what was kept and added)", []string{
 		"system:" + CompactionSystemPrompt, "tools:0",
-		"user:" + ch11Summary("S1", "README.md", "(none)"),
-		"assistant:好的", "user:再短一点", "assistant:短的",
-		"user:改 a.go", "assistant:[c2]", "toolResult:c2=edited", "assistant:改好了",
-		"user:" + CompactionInstruction,
+		ch11Conversation("[user]\n" + ch11Summary("S1", "README.md", "(none)") +
+			"\n\n[assistant]\n好的\n\n[user]\n再短一点\n\n[assistant]\n短的\n\n[user]\n改 a.go" +
+			"\n\n[assistant]\n(call edit {\"path\":\"a.go\",\"old\":\"x\",\"new\":\"y\"})\n\n[result of edit]\nedited\n\n[assistant]\n改好了"),
 	}, ch11RequestLines(requests[0]))
 
 	// A cut before the latest compaction: compacting the README log again at 12 summarises the
@@ -683,8 +736,7 @@ func TestLab11_5_生成摘要_SecondCompaction(t *testing.T) {
 	if requests := summarizer.Requests(); len(requests) == 1 {
 		ch11Diff(t, "the summary request when the cut (12) comes before the latest compaction (17)", []string{
 			"system:" + CompactionSystemPrompt, "tools:0",
-			"user:" + ch11Summary("S1", "README.md", "(none)"), "assistant:好的",
-			"user:" + CompactionInstruction,
+			ch11Conversation("[user]\n" + ch11Summary("S1", "README.md", "(none)") + "\n\n[assistant]\n好的"),
 		}, ch11RequestLines(requests[0]))
 	}
 }
@@ -751,25 +803,30 @@ func ch11Run(t *testing.T, s *Session, model Model, compaction *CompactionOption
 
 func TestLab11_6_循环里的压缩_Threshold(t *testing.T) {
 	s := ch11History(t)
-	model := NewScriptedModel(ch10Answer("done"))
+	model := NewScriptedModel(ch10ToolUse("c1"), ch10Answer("done"))
 	summarizer := NewScriptedModel(ch10Answer("S"))
-	// The context is 1010 (a1's usage) + u2 (1) + u3 (1) = 1012 > 2000 - 1000.
+	// The context is 1010 (a1's usage) + u2 (1) + u3 (1) = 1012 > 2000 - 1000. Before the second
+	// turn the session's context is the summary and three small messages, far below the
+	// threshold (the run's transcript, which still holds a1, is not what is measured).
 	opts := &CompactionOptions{Model: summarizer, ContextWindow: 2000, ReserveTokens: 1000, KeepRecentTokens: 1}
 	result, events, log := ch11Run(t, s, model, opts)
 	ch11Diff(t, "the log", []string{
 		"0 user/message user:u1", "1 turn/start 1", "2 model/request through=1 messages=1", "3 assistant/message assistant:a1",
 		"4 turn/end 1 stop", "5 user/message user:u2", "6 user/message user:u3",
 		"7 compaction first=6 threshold tokens=1012 read=[] changed=[]",
-		"8 turn/start 1", "9 model/request through=8 messages=2", "10 assistant/message assistant:done", "11 turn/end 1 stop",
+		"8 turn/start 1", "9 model/request through=8 messages=2", "10 assistant/message assistant:[c1]",
+		"11 tool/call c1", "12 tool/start c1 <-11", "13 tool/result c1 <-11", "14 turn/end 1 toolUse",
+		"15 turn/start 2", "16 model/request through=15 messages=4", "17 assistant/message assistant:done", "18 turn/end 2 stop",
 	}, log)
 	ch11Diff(t, "the events the run reported", []string{
-		"compaction threshold first=6", "model done", "assistant assistant:done", "turn_end stop",
+		"compaction threshold first=6", "model done", "assistant assistant:[c1]", "model done", "assistant assistant:done", "turn_end stop",
 	}, events)
-	if requests := model.Requests(); len(requests) == 1 {
-		ch11Diff(t, "the model's request", []string{"user:" + ch11Summary("S", "(none)", "(none)"), "user:u3"}, ch10Messages(requests[0].Messages))
+	if requests := model.Requests(); len(requests) == 2 {
+		ch11Diff(t, "the model's first request", []string{"user:" + ch11Summary("S", "(none)", "(none)"), "user:u3"}, ch10Messages(requests[0].Messages))
 	}
 	// The run's transcript keeps every message; only requests are built from the summary.
-	ch11Diff(t, "the run's transcript", []string{"user:u1", "assistant:a1", "user:u2", "user:u3", "assistant:done"}, ch10Messages(result.Messages))
+	ch11Diff(t, "the run's transcript", []string{"user:u1", "assistant:a1", "user:u2", "user:u3", "assistant:[c1]",
+		"toolResult:c1=Tool read not found", "assistant:done"}, ch10Messages(result.Messages))
 
 	// Below the threshold (1012 is not > 2000 - 988): no compaction, no summary request.
 	s = ch11History(t)

@@ -429,16 +429,58 @@ var ErrNothingToCompact = errors.New("tinypi: session: nothing to compact (the l
 // CompactionSystemPrompt is the system prompt of a summary request.
 const CompactionSystemPrompt = "You summarise a conversation between a user and a coding agent so that the agent can continue the work from the summary alone. Keep the user's goals and constraints, decisions made and why, what was done, the state of the work, errors met and what is left to do. Name files, functions and commands exactly. Do not invent anything."
 
-// CompactionInstruction is the last message of a summary request, after the messages to
-// summarise.
+// CompactionInstruction ends the message of a summary request, after the conversation.
 const CompactionInstruction = "Summarise the conversation above for the agent that continues it. When it begins with an earlier summary, merge that summary into yours. Answer with the summary only."
+
+// ConversationText renders messages as plain text, for a summary request: each message is a
+// header line ("[user]", "[assistant]", "[result of NAME]" or "[result of NAME, failed]") and its
+// text, an assistant's tool calls each on a line "(call NAME ARGUMENTS)", messages separated by a
+// blank line. Thinking is left out.
+func ConversationText(messages []Message) string {
+	var b strings.Builder
+	for i, m := range messages {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		switch m := m.(type) {
+		case UserMessage:
+			b.WriteString("[user]\n" + TextOf(m.Content))
+		case AssistantMessage:
+			b.WriteString("[assistant]")
+			for _, block := range m.Content {
+				switch block := block.(type) {
+				case TextContent:
+					b.WriteString("\n" + block.Text)
+				case ToolCall:
+					b.WriteString("\n(call " + block.Name + " " + block.Arguments + ")")
+				}
+			}
+		case ToolResultMessage:
+			failed := ""
+			if m.IsError {
+				failed = ", failed"
+			}
+			b.WriteString("[result of " + m.ToolName + failed + "]\n" + TextOf(m.Content))
+		}
+	}
+	return b.String()
+}
+
+// CompactionRequest is the summary request for messages: CompactionSystemPrompt, no tools, and
+// one user message holding the messages as ConversationText between <conversation> tags, then
+// CompactionInstruction. The conversation is sent as text, not as the messages themselves: a
+// request that holds tool calls and results but defines no tools is refused by some providers
+// (Anthropic's among them), and a summary request must not call tools.
+func CompactionRequest(messages []Message) Request {
+	text := "<conversation>\n" + ConversationText(messages) + "\n</conversation>\n\n" + CompactionInstruction
+	return Request{SystemPrompt: CompactionSystemPrompt, Messages: []Message{UserText(text)}}
+}
 
 // Compact summarises the older part of the log and logs a compaction event. It flushes the log
 // (a summary request is a model request: what it holds is on disk), chooses the cut with
-// FindCut(log, KeepRecentTokens) and asks opts.Model, without tools, for a summary of what the
-// log derives before the cut: the request is CompactionSystemPrompt, the derived messages before
-// the cut (the previous summary first, when there is one) and a user message holding
-// CompactionInstruction. The compaction carries the files of FilesTouched (the previous
+// FindCut(log, KeepRecentTokens) and asks opts.Model for a summary of what the log derives before
+// the cut (the previous summary first, when there is one): the request is CompactionRequest of
+// those messages. The compaction carries the files of FilesTouched (the previous
 // compaction's lists merged with the calls since its FirstKeptSeq) and TokensBefore, the
 // session's ContextTokens before it.
 //
@@ -479,11 +521,7 @@ func (s *Session) Compact(ctx context.Context, opts CompactionOptions, reason st
 	}
 	messages := DeriveMessages(older)
 	s.mu.Unlock()
-	request := Request{
-		SystemPrompt: CompactionSystemPrompt,
-		Messages:     append(messages, UserText(CompactionInstruction)),
-	}
-	stream := opts.Model.Stream(ctx, request)
+	stream := opts.Model.Stream(ctx, CompactionRequest(messages))
 	for range stream.All() {
 	}
 	answer, err := stream.Result()

@@ -71,6 +71,7 @@ func (r *loopRun) compactBeforeRequest(ctx context.Context) {
 		r.compact(ctx, opts, CompactionThreshold)
 	}
 	//lab:stub
+	//	_ = opts
 	//	panic(LAB_PENDING)
 	//lab:end
 }
@@ -108,6 +109,7 @@ func (r *loopRun) retryAfterOverflow(ctx context.Context, assistant AssistantMes
 	}
 	return retried
 	//lab:stub
+	//	_ = opts
 	//	panic(LAB_PENDING)
 	//lab:end
 }
