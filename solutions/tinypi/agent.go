@@ -58,6 +58,12 @@ type AgentOptions struct {
 	// Compaction is passed to every run (see AgentLoopOptions.Compaction); it needs Session.
 	Compaction *CompactionOptions
 	//chapter:end
+	//chapter:begin 12
+	// Hooks, ToolExecution and MaxParallelTools are passed to every run (see AgentLoopOptions).
+	Hooks            *LoopHooks
+	ToolExecution    ToolExecutionMode
+	MaxParallelTools int
+	//chapter:end
 }
 
 // Agent keeps a conversation across runs of RunAgentLoop: its state, one run at a time,
@@ -312,6 +318,11 @@ func (a *Agent) run(ctx context.Context, cancel context.CancelFunc, id int, tran
 			//chapter:end
 			//chapter:begin 11
 			Compaction: a.opts.Compaction,
+			//chapter:end
+			//chapter:begin 12
+			Hooks:            a.opts.Hooks,
+			ToolExecution:    a.opts.ToolExecution,
+			MaxParallelTools: a.opts.MaxParallelTools,
 			//chapter:end
 		})
 		if err != nil {

@@ -97,6 +97,20 @@ type AgentLoopOptions struct {
 	// while the run's transcript (AgentRunResult.Messages) keeps every message of the run.
 	Compaction *CompactionOptions
 	//chapter:end
+	//chapter:begin 12
+	// Hooks, when set, are called around the run's model requests and tool calls (chapter 12).
+	Hooks *LoopHooks
+	// ToolExecution is how the calls of a batch run: ToolParallel (also when empty) or
+	// ToolSequential. A batch holding a call of a ToolSequential tool runs sequentially in
+	// either mode.
+	ToolExecution ToolExecutionMode
+	// MaxParallelTools bounds how many tool bodies of one batch run at once in parallel mode.
+	// Zero, the default, does not bound them: the calls of a batch are what one model message
+	// asked for, and most tool bodies wait (on a process, a file, the network) rather than
+	// compute, so a bound would only make them wait in line. Set it when the tools share a
+	// scarce resource (a rate-limited API, a small machine).
+	MaxParallelTools int
+	//chapter:end
 }
 
 // AgentRunResult is how a run ended.
@@ -199,6 +213,11 @@ func RunAgentLoop(ctx context.Context, opts AgentLoopOptions) (AgentRunResult, e
 	if opts.MaxSteps < 0 {
 		return AgentRunResult{}, fmt.Errorf("tinypi: RunAgentLoop: MaxSteps is %d, want 0 (default) or more", opts.MaxSteps)
 	}
+	//chapter:begin 12
+	if err := checkToolExecution(opts); err != nil {
+		return AgentRunResult{}, err
+	}
+	//chapter:end
 	run := newLoopRun(opts)
 	for steps := 1; ; steps++ {
 		if result, done := run.stopBeforeRequest(ctx, steps); done {
@@ -226,6 +245,9 @@ type loopRun struct {
 	//chapter:begin 10
 	turn     int  // the number of the current turn
 	turnOpen bool // a turn/start was logged without its turn/end
+	//chapter:end
+	//chapter:begin 12
+	batchTerminated bool // every result of the last batch asked for the run to end
 	//chapter:end
 
 	emitMu sync.Mutex // serialises OnEvent
@@ -323,6 +345,12 @@ func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 		messages = logged
 	}
 	//chapter:end
+	//chapter:begin 12
+	messages, err := r.transformContext(ctx, messages)
+	if err != nil {
+		return r.appendAssistant(failedTurn(err))
+	}
+	//chapter:end
 	stream := r.opts.Model.Stream(ctx, Request{
 		SystemPrompt: r.opts.Context.SystemPrompt,
 		Messages:     messages,
@@ -386,13 +414,22 @@ func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, ste
 	//lab:end
 	//lab:begin 7.2
 	if calls := assistant.ToolCalls(); assistant.StopReason == StopReasonToolUse && len(calls) > 0 {
-		r.runToolBatch(ctx, calls)
+		//chapter:begin 12
+		r.runBatch(ctx, calls)
+		//chapter:before
+		// r.runToolBatch(ctx, calls)
+		//chapter:end
 		//chapter:begin 09
 		if result, done := r.stopAfterTools(ctx, steps); done {
 			return result, true
 		}
 		//chapter:before
 		// return r.stopAfterTools(ctx, steps)
+		//chapter:end
+		//chapter:begin 12
+		if result, done := r.stopAfterBatch(ctx, assistant, r.messages[len(r.messages)-len(calls):], steps); done {
+			return result, true
+		}
 		//chapter:end
 		//chapter:begin 10
 		r.endTurn("toolUse")

@@ -15,6 +15,7 @@ package tinypi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -798,6 +799,14 @@ func ch11History(t *testing.T) *Session {
 		ch11TurnEnd(1, "stop"), ch11User("u2"), ch11User("u3")))
 }
 
+// ch11ReadTool is the registry of ch11Run: the "read" tool the calls of ch10Call name, which
+// answers "ok".
+func ch11ReadTool() *Registry {
+	return MustRegistry(Tool{ToolDefinition: ToolDefinition{Name: "read"}, Execute: func(context.Context, json.RawMessage, ToolExecContext) (ToolOutput, error) {
+		return ToolOutput{Content: []ContentBlock{Text("ok")}}, nil
+	}})
+}
+
 // ch11Run runs the loop on s with the given models and options and returns the result, the
 // events it reported (model events by their type) and the log.
 func ch11Run(t *testing.T, s *Session, model Model, compaction *CompactionOptions) (AgentRunResult, []string, []string) {
@@ -810,6 +819,7 @@ func ch11Run(t *testing.T, s *Session, model Model, compaction *CompactionOption
 			var err error
 			res, err = RunAgentLoop(context.Background(), AgentLoopOptions{
 				Context: AgentContext{SystemPrompt: "你是 tinypi"}, Model: model, Session: s, Compaction: compaction,
+				Tools: ch11ReadTool(),
 				OnEvent: func(e LoopEvent) {
 					switch e := e.(type) {
 					case ModelEvent:
@@ -873,7 +883,7 @@ func TestLab11_6_循环里的压缩_Threshold(t *testing.T) {
 	}
 	// The run's transcript keeps every message; only requests are built from the summary.
 	ch11Diff(t, "the run's transcript", []string{"user:u1", "assistant:a1", "user:u2", "user:u3", "assistant:[c1]",
-		"toolResult:c1=Tool read not found", "assistant:done"}, ch10Messages(result.Messages))
+		"toolResult:c1=ok", "assistant:done"}, ch10Messages(result.Messages))
 
 	// Below the threshold (1012 is not > 2000 - 988): no compaction, no summary request.
 	s = ch11History(t)
@@ -907,7 +917,7 @@ func TestLab11_6_循环里的压缩_OverflowRetriesOnce(t *testing.T) {
 	ch11Diff(t, "the transcript (the refusal is not kept)", []string{"user:u1", "assistant:a1", "user:u2", "user:u3", "assistant:done"},
 		ch10Messages(result.Messages))
 	if requests := model.Requests(); len(requests) == 3 {
-		ch11Diff(t, "the retried request", []string{"system:你是 tinypi", "tools:0", "user:" + ch11Summary("S", "(none)", "(none)"), "user:u3"},
+		ch11Diff(t, "the retried request", []string{"system:你是 tinypi", "tools:1", "user:" + ch11Summary("S", "(none)", "(none)"), "user:u3"},
 			ch11RequestLines(requests[2]))
 	}
 

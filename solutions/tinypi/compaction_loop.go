@@ -95,6 +95,11 @@ func (r *loopRun) retryAfterOverflow(ctx context.Context, assistant AssistantMes
 	if err != nil {
 		return failedTurn(err)
 	}
+	//chapter:begin 12
+	if messages, err = r.transformContext(ctx, messages); err != nil {
+		return failedTurn(err)
+	}
+	//chapter:end
 	stream := r.opts.Model.Stream(ctx, Request{
 		SystemPrompt: r.opts.Context.SystemPrompt,
 		Messages:     messages,

@@ -23,6 +23,12 @@ type ToolFunc func(ctx context.Context, args json.RawMessage, exec ToolExecConte
 type ToolOutput struct {
 	Content []ContentBlock
 	Details map[string]any
+	//chapter:begin 12
+	// Terminate asks the run to end after this call's batch. The run ends only when every result
+	// of the batch asks for it (chapter 12): one call alone cannot end a run the others want to
+	// go on with.
+	Terminate bool
+	//chapter:end
 }
 
 // ToolExecContext is what a running tool may use besides its context.
@@ -48,6 +54,16 @@ func (e ToolExecContext) Progress(content ...ContentBlock) {
 type Tool struct {
 	ToolDefinition
 	Execute ToolFunc
+	//chapter:begin 12
+	// PrepareArguments, when set, rewrites a call's raw arguments before they are checked against
+	// the schema: the place to accept an older shape of the arguments. An error (or a panic)
+	// becomes the call's error result and the tool does not run.
+	PrepareArguments func(args json.RawMessage) (json.RawMessage, error)
+	// ExecutionMode is ToolParallel (or empty) when calls of this tool may run alongside other
+	// calls of their batch, ToolSequential when they may not: a batch holding such a call runs
+	// one call after the other.
+	ExecutionMode ToolExecutionMode
+	//chapter:end
 }
 
 // Registry holds the tools a run may call, in registration order. It is read-only after
