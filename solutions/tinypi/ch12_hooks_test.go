@@ -106,11 +106,16 @@ func ch12Run(t *testing.T, opts AgentLoopOptions) (AgentRunResult, []string) {
 }
 
 // ch12RunWith is ch12Run that also adds each reported event to tr, when tr is set, as it
-// happens, and returns the error of RunAgentLoop instead of failing on it.
+// happens, and returns the error of RunAgentLoop instead of failing on it. An OnEvent already in
+// opts is called too, first.
 func ch12RunWith(t *testing.T, opts AgentLoopOptions, tr *ch12Trace) (AgentRunResult, error, []string) {
 	t.Helper()
 	var events []string
+	also := opts.OnEvent
 	opts.OnEvent = func(e LoopEvent) {
+		if also != nil {
+			also(e)
+		}
 		line := ""
 		switch e := e.(type) {
 		case ToolStartEvent:
@@ -392,6 +397,9 @@ func TestLab12_4_结果钩子_Overrides(t *testing.T) {
 				return ToolResultOverride{IsError: ch12Bool(true)}, nil
 			case "c":
 				return ToolResultOverride{Details: map[string]any{"m": 2}}, nil
+			case "d":
+				out.Details["n"] = 99 // the hook's own copy: what it does not return does not count
+				out.Content[0] = Text("改了")
 			}
 			return ToolResultOverride{}, nil
 		}},
@@ -458,6 +466,7 @@ func TestLab12_4_结果钩子_Terminate(t *testing.T) {
 		{"one call that terminates", []ToolCall{ch12Call("a", "finish", `{"path":"a"}`)}, nil, RunTerminated, 1},
 		{"every call terminates", []ToolCall{ch12Call("a", "finish", `{"path":"a"}`), ch12Call("b", "finish", `{"path":"b"}`)}, nil, RunTerminated, 1},
 		{"one of two terminates", []ToolCall{ch12Call("a", "finish", `{"path":"a"}`), ch12Call("b", "plain", `{"path":"b"}`)}, nil, RunStop, 2},
+		{"only the last call terminates", []ToolCall{ch12Call("a", "plain", `{"path":"a"}`), ch12Call("b", "finish", `{"path":"b"}`)}, nil, RunStop, 2},
 		{"the other call is refused", []ToolCall{ch12Call("a", "finish", `{"path":"a"}`), ch12Call("b", "nope", `{}`)}, nil, RunStop, 2},
 		{"the other call fails", []ToolCall{ch12Call("a", "finish", `{"path":"a"}`), ch12Call("b", "finish", `{"path":"fail"}`)}, nil, RunStop, 2},
 		{"the hook asks every call to terminate", []ToolCall{ch12Call("a", "plain", `{"path":"a"}`), ch12Call("b", "plain", `{"path":"b"}`)},
@@ -503,15 +512,22 @@ func TestLab12_4_结果钩子_Terminate(t *testing.T) {
 // --- Lab 12.5 执行模式 ---------------------------------------------------------------------------
 
 func TestLab12_5_执行模式_ParallelPreparesFirst(t *testing.T) {
+	for _, logged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("session=%v", logged), func(t *testing.T) { ch12ParallelBatch(t, logged) })
+	}
+}
+
+// ch12ParallelBatch runs a batch of three calls in parallel mode, with or without a session.
+func ch12ParallelBatch(t *testing.T, logged bool) {
 	const n = 3
 	tr := &ch12Trace{}
 	var bodiesStarted atomic.Int32
 	started := make(chan struct{}, n)
 	allStarted := make(chan struct{})
 	var once sync.Once
-	done := map[string]chan struct{}{"c1": make(chan struct{}), "c2": make(chan struct{}), "c3": make(chan struct{})}
+	ended := map[string]chan struct{}{"c1": make(chan struct{}), "c2": make(chan struct{}), "c3": make(chan struct{})}
 	// Each body waits until every body has started (they run at the same time), then c3
-	// returns first, c2 after it, c1 last.
+	// returns first, c2 once c3's tool_end was reported, c1 once c2's was.
 	tool := Tool{
 		ToolDefinition: ToolDefinition{Name: "slow", Parameters: ch12PathSchema},
 		Execute: func(ctx context.Context, args json.RawMessage, _ ToolExecContext) (ToolOutput, error) {
@@ -523,25 +539,32 @@ func TestLab12_5_执行模式_ParallelPreparesFirst(t *testing.T) {
 			}
 			select {
 			case <-allStarted:
-			case <-time.After(ch10Patience):
+			case <-time.After(ch10Patience / 5):
 				return ToolOutput{}, errors.New("the other bodies never started: the calls did not run at the same time")
 			}
 			switch id {
 			case "c1":
-				<-done["c2"]
+				<-ended["c2"]
 			case "c2":
-				<-done["c3"]
+				<-ended["c3"]
 			}
-			defer close(done[id])
 			return ToolOutput{Content: []ContentBlock{Text("完成 " + id)}}, nil
 		},
 	}
-	s := NewSession("s")
-	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("并行")})
+	var s *Session
+	if logged {
+		s = NewSession("s")
+		ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("并行")})
+	}
 	model := NewScriptedModel(ch12ToolUse(ch12Call("c1", "slow", `{"path":"c1"}`), ch12Call("c2", "slow", `{"path":"c2"}`), ch12Call("c3", "slow", `{"path":"c3"}`)), ch12Answer("好的"))
 	early := false
 	result, events := ch12Run(t, AgentLoopOptions{
 		Model: model, Session: s, Tools: MustRegistry(tool),
+		OnEvent: func(e LoopEvent) {
+			if end, ok := e.(ToolEndEvent); ok {
+				close(ended[end.Result.ToolCallID])
+			}
+		},
 		Hooks: &LoopHooks{BeforeToolCall: func(_ context.Context, call ToolCall, _ json.RawMessage) (ToolCallDecision, error) {
 			tr.add("before %s", call.ID)
 			// Let any body that was already set going run, so that one started too early shows.
@@ -556,20 +579,25 @@ func TestLab12_5_执行模式_ParallelPreparesFirst(t *testing.T) {
 	})
 	ch12End(t, result, RunStop, 2)
 	if early {
-		t.Errorf("a tool body started while the batch was still being prepared: every call is prepared, in call order, before any body starts")
+		t.Fatalf("a tool body started while the batch was still being prepared: every call is prepared, in call order, before any body starts")
 	}
-	ch11Diff(t, "BeforeToolCall", []string{"before c1", "before c2", "before c3"}, tr.all())
+	if got := tr.all(); !slices.Equal(got, []string{"before c1", "before c2", "before c3"}) {
+		t.Fatalf("BeforeToolCall was called for %d calls, not once for each of c1, c2, c3 in call order", len(got))
+	}
 	ch11Diff(t, "the events", []string{"start c1", "start c2", "start c3", "end c3", "end c2", "end c1", "turn_end stop 2"}, events)
 	ch11Diff(t, "the results (in call order, whatever order they finished in)", []string{
 		"c1 error=false 完成 c1", "c2 error=false 完成 c2", "c3 error=false 完成 c3",
 	}, ch12Results(result.Messages))
-	var logged []string
+	if !logged {
+		return
+	}
+	var results []string
 	for _, line := range ch11Lines(ch11Events(t, s)) {
 		if strings.Contains(line, " tool/result ") {
-			logged = append(logged, line)
+			results = append(results, line)
 		}
 	}
-	ch11Diff(t, "the tool/result events (the commit cursor keeps call order)", []string{"10 tool/result c1 <-4", "11 tool/result c2 <-5", "12 tool/result c3 <-6"}, logged)
+	ch11Diff(t, "the tool/result events (the commit cursor keeps call order)", []string{"10 tool/result c1 <-4", "11 tool/result c2 <-5", "12 tool/result c3 <-6"}, results)
 }
 
 func TestLab12_5_执行模式_Sequential(t *testing.T) {
@@ -659,6 +687,10 @@ func TestLab12_5_执行模式_Pool(t *testing.T) {
 	// Let the bodies through one at a time: each release lets one body end and the next begin.
 	for i := range calls {
 		if i >= limit {
+			// Give any body that was set going too early the chance to show itself, then let one end.
+			for range 100 {
+				runtime.Gosched()
+			}
 			release <- struct{}{}
 		}
 		select {
@@ -678,8 +710,8 @@ func TestLab12_5_执行模式_Pool(t *testing.T) {
 		close(release)
 		t.Fatalf("the run did not return after every body ended")
 	}
-	if got := most.Load(); got != limit {
-		t.Errorf("at most %d tool bodies ran at once, want %d (MaxParallelTools)", got, limit)
+	if got := most.Load(); got > limit {
+		t.Errorf("more tool bodies ran at once than MaxParallelTools %d allows", limit)
 	}
 	// Options a run cannot honour are refused before anything runs.
 	for _, bad := range []AgentLoopOptions{
@@ -704,12 +736,25 @@ func ch12Requests(model *ScriptedModel) [][]string {
 }
 
 func TestLab12_6_请求与回合钩子_TransformContext(t *testing.T) {
-	s := NewSession("s")
-	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 a.md")})
+	for _, logged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("session=%v", logged), func(t *testing.T) { ch12Transform(t, logged) })
+	}
+}
+
+// ch12Transform runs two turns with a TransformContext hook, with or without a session.
+func ch12Transform(t *testing.T, logged bool) {
+	var s *Session
+	var input []Message
+	if logged {
+		s = NewSession("s")
+		ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("读 a.md")})
+	} else {
+		input = []Message{UserText("读 a.md")}
+	}
 	model := NewScriptedModel(ch12ToolUse(ch12Call("c1", "read", `{"path":"a.md"}`)), ch12Answer("好的"))
 	tr := &ch12Trace{}
 	result, _ := ch12Run(t, AgentLoopOptions{
-		Model: model, Session: s, Tools: MustRegistry(ch12ReadTool("read", nil)),
+		Model: model, Session: s, Tools: MustRegistry(ch12ReadTool("read", nil)), Context: AgentContext{Messages: input},
 		Hooks: &LoopHooks{TransformContext: func(_ context.Context, messages []Message) ([]Message, error) {
 			tr.add("%q", ch10Messages(messages))
 			last := messages[len(messages)-1]
@@ -729,6 +774,10 @@ func TestLab12_6_请求与回合钩子_TransformContext(t *testing.T) {
 	ch11Diff(t, "the first request", []string{"user:[前文已省略]", "user:读 a.md"}, requests[0])
 	ch11Diff(t, "the second request", []string{"user:[前文已省略]", "toolResult:c1=读到 a.md"}, requests[1])
 	ch11Diff(t, "the run's transcript", []string{"user:读 a.md", "assistant:[c1]", "toolResult:c1=读到 a.md", "assistant:好的"}, ch10Messages(result.Messages))
+	if !logged {
+		ch11Diff(t, "the caller's messages", []string{"user:读 a.md"}, ch10Messages(input))
+		return
+	}
 	events := ch11Events(t, s)
 	ch11Diff(t, "the log", []string{
 		"0 user/message user:读 a.md",
