@@ -103,6 +103,11 @@ func deltasScript(d int) []tinypi.AssistantMessage {
 // runLoop runs the agent loop over model with registry and checks that it stopped normally
 // after steps requests with messages messages, no tool result an error.
 func runLoop(model tinypi.Model, registry *tinypi.Registry, steps, messages int) error {
+	return runLoopWith(model, registry, nil, steps, messages)
+}
+
+// runLoopWith is runLoop with the run's hooks (chapter 12); nil runs without.
+func runLoopWith(model tinypi.Model, registry *tinypi.Registry, hooks *tinypi.LoopHooks, steps, messages int) error {
 	events := 0
 	res, err := tinypi.RunAgentLoop(context.Background(), tinypi.AgentLoopOptions{
 		Context: tinypi.AgentContext{SystemPrompt: "bench", Messages: []tinypi.Message{
@@ -112,6 +117,7 @@ func runLoop(model tinypi.Model, registry *tinypi.Registry, steps, messages int)
 		Tools:    registry,
 		MaxSteps: steps,
 		OnEvent:  func(tinypi.LoopEvent) { events++ },
+		Hooks:    hooks,
 	})
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package perf
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -48,6 +49,40 @@ func BenchmarkLoopFanout(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if err := runLoop(&turnModel{script: script, chunks: 1}, registry, 2, k+3); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportPer(b, "call", k)
+		})
+	}
+}
+
+// BenchmarkLoopHooks: one turn with k calls of a tool that returns at once, with every hook of
+// chapter 12 set to one that does nothing (BeforeToolCall allows, AfterToolCall overrides
+// nothing; TransformContext hands its messages back and ShouldStopAfterTurn says go on, once per
+// turn), against the same run without hooks. The difference in ns/call is what the hooks cost a
+// call.
+func BenchmarkLoopHooks(b *testing.B) {
+	const k = 1000
+	allow := &tinypi.LoopHooks{
+		TransformContext: func(_ context.Context, m []tinypi.Message) ([]tinypi.Message, error) { return m, nil },
+		BeforeToolCall: func(context.Context, tinypi.ToolCall, json.RawMessage) (tinypi.ToolCallDecision, error) {
+			return tinypi.ToolCallDecision{}, nil
+		},
+		AfterToolCall: func(context.Context, tinypi.ToolCall, tinypi.ToolCallOutcome) (tinypi.ToolResultOverride, error) {
+			return tinypi.ToolResultOverride{}, nil
+		},
+		ShouldStopAfterTurn: func(context.Context, tinypi.TurnSummary) bool { return false },
+	}
+	for _, tc := range []struct {
+		name  string
+		hooks *tinypi.LoopHooks
+	}{{"none", nil}, {"all", allow}} {
+		b.Run("hooks="+tc.name, func(b *testing.B) {
+			script, registry := fanoutScript(k, "noop"), tinypi.MustRegistry(okTool("noop", nil))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := runLoopWith(&turnModel{script: script, chunks: 1}, registry, tc.hooks, 2, k+3); err != nil {
 					b.Fatal(err)
 				}
 			}
