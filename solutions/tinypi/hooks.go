@@ -16,6 +16,15 @@ import (
 
 // LoopHooks are the hooks of a run (AgentLoopOptions.Hooks).
 //
+// A run whose ExecuteToolCall is set runs each call through that executor, as chapter 07 does:
+// BeforeToolCall, AfterToolCall, PrepareArguments, the execution modes and ToolOutput.Terminate
+// apply only to calls the registry runs. TransformContext and ShouldStopAfterTurn apply to every
+// run.
+//
+// Cost: TransformContext gets a deep copy of the whole request, on every request, and with a
+// session its answer is logged whole; over a long run both grow with the square of the number of
+// turns. Keep it for runs that need it.
+//
 // Concurrency: TransformContext, BeforeToolCall and ShouldStopAfterTurn are called on the run's
 // own goroutine, one at a time; BeforeToolCall in call order. AfterToolCall is called right
 // after its call's body, on that call's goroutine: in parallel mode, calls of one batch may be in
@@ -127,7 +136,7 @@ func (r *loopRun) prepareCall(ctx context.Context, call ToolCall) preparedCall {
 		result := ErrorToolResult(call, text)
 		return preparedCall{call: call, result: &result}
 	}
-	//lab:begin 12.3
+	//lab:begin 12.4
 	tool, ok := r.opts.Tools.Lookup(call.Name)
 	if !ok {
 		return refuse(fmt.Sprintf("Tool %s not found", call.Name))
@@ -159,8 +168,23 @@ func (r *loopRun) prepareCall(ctx context.Context, call ToolCall) preparedCall {
 	}
 	return preparedCall{call: call, tool: tool, args: args}
 	//lab:stub
-	//	_, _ = ctx, refuse
-	//	panic(LAB_PENDING)
+	//	// Without PrepareArguments and BeforeToolCall a call is prepared as chapter 06 does it.
+	//	tool, ok := r.opts.Tools.Lookup(call.Name)
+	//	if !ok {
+	//		return refuse(fmt.Sprintf("Tool %s not found", call.Name))
+	//	}
+	//	if tool.PrepareArguments != nil || (r.opts.Hooks != nil && r.opts.Hooks.BeforeToolCall != nil) {
+	//		_ = ctx
+	//		panic(LAB_PENDING)
+	//	}
+	//	args := json.RawMessage(call.Arguments)
+	//	if strings.TrimSpace(call.Arguments) == "" {
+	//		args = json.RawMessage("{}")
+	//	}
+	//	if err := r.opts.Tools.ValidateArguments(call.Name, string(args)); err != nil {
+	//		return refuse(fmt.Sprintf("Validation failed for tool %q: %v", call.Name, err))
+	//	}
+	//	return preparedCall{call: call, tool: tool, args: args}
 	//lab:end
 }
 
@@ -182,7 +206,7 @@ func (r *loopRun) finishCall(ctx context.Context, call ToolCall, out ToolCallOut
 	if hooks == nil || hooks.AfterToolCall == nil {
 		return out
 	}
-	//lab:begin 12.4
+	//lab:begin 12.5
 	override, err := callHook("afterToolCall", func() (ToolResultOverride, error) {
 		given := out
 		given.Content = slices.Clone(out.Content)
@@ -217,7 +241,7 @@ func (r *loopRun) finishCall(ctx context.Context, call ToolCall, out ToolCallOut
 // batchTerminates reports whether a batch ends the run: it has calls and every one of them asks
 // for it.
 func batchTerminates(outcomes []callOutcome) bool {
-	//lab:begin 12.4
+	//lab:begin 12.5
 	if len(outcomes) == 0 {
 		return false
 	}
@@ -228,7 +252,12 @@ func batchTerminates(outcomes []callOutcome) bool {
 	}
 	return true
 	//lab:stub
-	//	panic(LAB_PENDING)
+	//	for _, o := range outcomes {
+	//		if o.terminate {
+	//			panic(LAB_PENDING)
+	//		}
+	//	}
+	//	return false
 	//lab:end
 }
 
@@ -260,16 +289,17 @@ func (r *loopRun) transformContext(ctx context.Context, messages []Message) ([]M
 }
 
 // stopAfterBatch ends the run after a tool batch when the batch asked for it (every result
-// terminates) or ShouldStopAfterTurn says so. results are the batch's, in call order.
+// terminates: stopIfTerminated) or, when it did not, ShouldStopAfterTurn says so. results are the
+// batch's, in call order.
 func (r *loopRun) stopAfterBatch(ctx context.Context, assistant AssistantMessage, results []Message, steps int) (AgentRunResult, bool) {
-	//lab:begin 12.6
-	if r.batchTerminated {
-		return r.finish(RunTerminated, steps), true
+	if result, done := r.stopIfTerminated(steps); done {
+		return result, true
 	}
 	hooks := r.opts.Hooks
 	if hooks == nil || hooks.ShouldStopAfterTurn == nil {
 		return AgentRunResult{}, false
 	}
+	//lab:begin 12.6
 	turn := TurnSummary{Assistant: CloneMessage(assistant).(AssistantMessage), Steps: steps}
 	for _, m := range results {
 		turn.Results = append(turn.Results, CloneMessage(m).(ToolResultMessage))
@@ -288,13 +318,28 @@ func (r *loopRun) stopAfterBatch(ctx context.Context, assistant AssistantMessage
 	//lab:end
 }
 
+// stopIfTerminated ends the run with RunTerminated when the batch that just ran asked for it.
+func (r *loopRun) stopIfTerminated(steps int) (AgentRunResult, bool) {
+	//lab:begin 12.5
+	if r.batchTerminated {
+		return r.finish(RunTerminated, steps), true
+	}
+	return AgentRunResult{}, false
+	//lab:stub
+	//	if r.batchTerminated {
+	//		panic(LAB_PENDING)
+	//	}
+	//	return AgentRunResult{}, false
+	//lab:end
+}
+
 // modelContextData is the payload of a model/context event.
 type modelContextData struct {
 	Messages json.RawMessage `json:"messages"`
 }
 
-// LogModelContext logs what the model is given for the latest model/request, when that is not
-// what the log derives (TransformContext changed it): an ignorable model/context event whose
+// LogModelContext logs what the model is given for the latest model/request (what
+// TransformContext returned, which the log cannot derive): an ignorable model/context event whose
 // data is {"messages": [...]} and whose SourceEventSeqs is [seq of that model/request]. It fails
 // when the log has no model/request.
 func (s *Session) LogModelContext(messages []Message) (int, error) {

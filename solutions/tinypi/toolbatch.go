@@ -33,6 +33,7 @@ type callOutcome struct {
 
 // checkToolExecution checks the chapter 12 options of a run.
 func checkToolExecution(opts AgentLoopOptions) error {
+	//lab:begin 12.3
 	switch opts.ToolExecution {
 	case "", ToolParallel, ToolSequential:
 	default:
@@ -42,6 +43,12 @@ func checkToolExecution(opts AgentLoopOptions) error {
 		return fmt.Errorf("tinypi: RunAgentLoop: MaxParallelTools is %d, want 0 (no bound) or more", opts.MaxParallelTools)
 	}
 	return nil
+	//lab:stub
+	//	if opts.ToolExecution != "" || opts.MaxParallelTools != 0 {
+	//		panic(LAB_PENDING)
+	//	}
+	//	return nil
+	//lab:end
 }
 
 // runBatch runs the calls of one assistant message and appends their results to the transcript
@@ -67,7 +74,7 @@ func (r *loopRun) runBatch(ctx context.Context, calls []ToolCall) {
 // runsSequentially reports whether a batch runs one call after the other: the run asks for it,
 // or a call's tool may not run alongside others.
 func (r *loopRun) runsSequentially(calls []ToolCall) bool {
-	//lab:begin 12.5
+	//lab:begin 12.3
 	if r.opts.ToolExecution == ToolSequential {
 		return true
 	}
@@ -78,7 +85,16 @@ func (r *loopRun) runsSequentially(calls []ToolCall) bool {
 	}
 	return false
 	//lab:stub
-	//	panic(LAB_PENDING)
+	//	// A batch whose run and tools say nothing about modes runs in parallel.
+	//	for _, call := range calls {
+	//		if tool, ok := r.opts.Tools.Lookup(call.Name); ok && tool.ExecutionMode != "" {
+	//			panic(LAB_PENDING)
+	//		}
+	//	}
+	//	if r.opts.ToolExecution != "" {
+	//		panic(LAB_PENDING)
+	//	}
+	//	return false
 	//lab:end
 }
 
@@ -95,8 +111,8 @@ type toolBatch struct {
 // runSequentially takes each call through all its steps, tool_start to tool_end, before the
 // next call is prepared.
 func (b *toolBatch) runSequentially(ctx context.Context, outcomes []callOutcome) {
+	//lab:begin 12.3
 	r := b.run
-	//lab:begin 12.5
 	for i, call := range b.calls {
 		r.emit(ToolStartEvent{Call: call})
 		outcomes[i] = b.runPrepared(ctx, i, r.prepareCall(ctx, call))
@@ -115,7 +131,6 @@ func (b *toolBatch) runSequentially(ctx context.Context, outcomes []callOutcome)
 // each call finishes; refused calls finish first, in call order.
 func (b *toolBatch) runInParallel(ctx context.Context, outcomes []callOutcome) {
 	r := b.run
-	//lab:begin 12.5
 	for _, call := range b.calls {
 		r.emit(ToolStartEvent{Call: call})
 	}
@@ -134,9 +149,15 @@ func (b *toolBatch) runInParallel(ctx context.Context, outcomes []callOutcome) {
 		}
 	}
 	workers := len(runnable)
+	//lab:begin 12.3
 	if r.opts.MaxParallelTools > 0 {
 		workers = min(workers, r.opts.MaxParallelTools)
 	}
+	//lab:stub
+	//	if r.opts.MaxParallelTools > 0 {
+	//		panic(LAB_PENDING)
+	//	}
+	//lab:end
 	queue := make(chan int, len(runnable))
 	for _, i := range runnable {
 		queue <- i
@@ -157,10 +178,6 @@ func (b *toolBatch) runInParallel(ctx context.Context, outcomes []callOutcome) {
 		b.commit(i, outcomes[i].result)
 	}
 	wg.Wait()
-	//lab:stub
-	//	_, _ = ctx, outcomes
-	//	panic(LAB_PENDING)
-	//lab:end
 }
 
 // runPrepared runs call i's body and finishes it, or returns the result of a refused call as it
