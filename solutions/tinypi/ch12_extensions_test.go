@@ -1105,7 +1105,8 @@ func TestLab12_3_执行模式_Parallel(t *testing.T) {
 	}
 }
 
-// ch12ParallelBatch runs a batch of three calls in parallel mode, with or without a session, and
+// ch12ParallelBatch runs a batch of three calls in parallel mode (asked for by name), with or
+// without a session, and
 // with a BeforeToolCall hook that checks no body starts before every call is prepared when hooked
 // is set.
 func ch12ParallelBatch(t *testing.T, logged, hooked bool) {
@@ -1149,7 +1150,7 @@ func ch12ParallelBatch(t *testing.T, logged, hooked bool) {
 	model := NewScriptedModel(ch12ToolUse(ch12Call("c1", "slow", `{"path":"c1"}`), ch12Call("c2", "slow", `{"path":"c2"}`), ch12Call("c3", "slow", `{"path":"c3"}`)), ch12Answer("好的"))
 	early := false
 	opts := AgentLoopOptions{
-		Model: model, Session: s, Tools: MustRegistry(tool),
+		Model: model, Session: s, Tools: MustRegistry(tool), ToolExecution: ToolParallel,
 		OnEvent: func(e LoopEvent) {
 			if end, ok := e.(ToolEndEvent); ok {
 				close(ended[end.Result.ToolCallID])
@@ -1266,11 +1267,18 @@ func TestLab12_3_执行模式_Pool(t *testing.T) {
 		batch = append(batch, ch12Call(id, "wait", `{"path":"`+id+`"}`))
 	}
 	model := NewScriptedModel(ch12ToolUse(batch...), ch12Answer("好的"))
-	runDone := make(chan AgentRunResult, 1)
+	type outcome struct {
+		result AgentRunResult
+		panic  any
+	}
+	runDone := make(chan outcome, 1)
 	go func() {
-		defer func() { _ = recover() }() // a stub's panic: the waits below report it
-		r, _ := RunAgentLoop(context.Background(), AgentLoopOptions{Model: model, Tools: MustRegistry(tool), MaxParallelTools: limit})
-		runDone <- r
+		var o outcome
+		defer func() {
+			o.panic = recover() // a stub's panic: reported below through the lab guard's words
+			runDone <- o
+		}()
+		o.result, _ = RunAgentLoop(context.Background(), AgentLoopOptions{Model: model, Tools: MustRegistry(tool), MaxParallelTools: limit})
 	}()
 	// Let the bodies through one at a time: each release lets one body end and the next begin.
 	for i := range calls {
@@ -1283,6 +1291,11 @@ func TestLab12_3_执行模式_Pool(t *testing.T) {
 		}
 		select {
 		case <-started:
+		case o := <-runDone:
+			if o.panic != nil {
+				failOnPanic(t, o.panic)
+			}
+			t.Fatalf("the run ended (%s) before every tool body had started", o.result.Reason)
 		case <-time.After(ch10Patience):
 			close(release)
 			t.Fatalf("only %d of %d tool bodies ever started with MaxParallelTools %d: a finished body must let the next one start", i, calls, limit)
@@ -1292,8 +1305,11 @@ func TestLab12_3_执行模式_Pool(t *testing.T) {
 		release <- struct{}{}
 	}
 	select {
-	case r := <-runDone:
-		ch12End(t, r, RunStop, 2)
+	case o := <-runDone:
+		if o.panic != nil {
+			failOnPanic(t, o.panic)
+		}
+		ch12End(t, o.result, RunStop, 2)
 	case <-time.After(ch10Patience):
 		close(release)
 		t.Fatalf("the run did not return after every body ended")

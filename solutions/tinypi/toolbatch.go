@@ -25,10 +25,14 @@ const (
 	ToolSequential ToolExecutionMode = "sequential"
 )
 
-// callOutcome is a call's result and whether it asks for the run to end.
+// callOutcome is a call's result and whether it asks for the run to end. panicked is set when
+// the runtime's own code (not a tool or a hook: those become error results) panicked while it
+// ran the call on a tool goroutine; the run's goroutine panics with it once the batch is over,
+// as it would have had the code run there.
 type callOutcome struct {
 	result    ToolResultMessage
 	terminate bool
+	panicked  any
 }
 
 // checkToolExecution checks the chapter 12 options of a run.
@@ -167,17 +171,38 @@ func (b *toolBatch) runInParallel(ctx context.Context, outcomes []callOutcome) {
 	for range workers {
 		wg.Go(func() {
 			for i := range queue {
-				outcomes[i] = b.runPrepared(ctx, i, prepared[i])
+				outcomes[i] = b.runPreparedOnGoroutine(ctx, i, prepared[i])
 				finished <- i
 			}
 		})
 	}
+	var panicked any
 	for range b.calls {
 		i := <-finished
+		if outcomes[i].panicked != nil {
+			if panicked == nil {
+				panicked = outcomes[i].panicked
+			}
+			continue
+		}
 		r.emit(ToolEndEvent{Result: outcomes[i].result})
 		b.commit(i, outcomes[i].result)
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
+}
+
+// runPreparedOnGoroutine is runPrepared on a tool goroutine: a panic of the runtime's own code is
+// recovered into the outcome, for the run's goroutine to raise (callOutcome).
+func (b *toolBatch) runPreparedOnGoroutine(ctx context.Context, i int, p preparedCall) (out callOutcome) {
+	defer func() {
+		if v := recover(); v != nil {
+			out = callOutcome{panicked: v}
+		}
+	}()
+	return b.runPrepared(ctx, i, p)
 }
 
 // runPrepared runs call i's body and finishes it, or returns the result of a refused call as it
