@@ -4,8 +4,8 @@ package tinypi
 //
 //	go test -run '^TestLab12_1_' .   上下文文件
 //	go test -run '^TestLab12_2_' .   提示模板
-//	go test -run '^TestLab12_3_' .   执行模式
-//	go test -run '^TestLab12_4_' .   准备调用
+//	go test -run '^TestLab12_3_' .   准备调用
+//	go test -run '^TestLab12_4_' .   执行模式
 //	go test -run '^TestLab12_5_' .   结果钩子
 //	go test -run '^TestLab12_6_' .   请求与回合钩子
 //
@@ -747,7 +747,7 @@ func ch12End(t *testing.T, result AgentRunResult, reason RunReason, steps int) {
 	}
 }
 
-// --- Lab 12.4 准备调用 ---------------------------------------------------------------------------
+// --- Lab 12.3 准备调用 ---------------------------------------------------------------------------
 
 // ch12OldShapeTool is ch12ReadTool whose PrepareArguments accepts the old shape {"file": …} and
 // adds "prepare ARGS" to tr for every call it prepares.
@@ -766,7 +766,7 @@ func ch12OldShapeTool(tr *ch12Trace) Tool {
 	return tool
 }
 
-func TestLab12_4_准备调用_Order(t *testing.T) {
+func TestLab12_3_准备调用_Order(t *testing.T) {
 	tr := &ch12Trace{}
 	model := NewScriptedModel(ch12ToolUse(
 		ch12Call("c1", "read", `{"file":"a.md"}`), // the old shape: PrepareArguments turns it into {"path":"a.md"}
@@ -822,13 +822,13 @@ func TestLab12_4_准备调用_Order(t *testing.T) {
 	}
 }
 
-func TestLab12_4_准备调用_BeforeAnyBody(t *testing.T) {
+func TestLab12_3_准备调用_BeforeAnyBody(t *testing.T) {
 	for _, logged := range []bool{false, true} {
 		t.Run(fmt.Sprintf("session=%v", logged), func(t *testing.T) { ch12ParallelBatch(t, logged, true) })
 	}
 }
 
-func TestLab12_4_准备调用_Block(t *testing.T) {
+func TestLab12_3_准备调用_Block(t *testing.T) {
 	tr := &ch12Trace{}
 	s := NewSession("s")
 	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("整理 docs")})
@@ -889,7 +889,7 @@ func TestLab12_4_准备调用_Block(t *testing.T) {
 	ch11Diff(t, "the tool/result events (without their seq)", []string{"tool/result c1 <-4", "tool/result c2 <-5", "tool/result c3 <-6", "tool/result c4 <-7"}, results)
 }
 
-func TestLab12_4_准备调用_FailingHooks(t *testing.T) {
+func TestLab12_3_准备调用_FailingHooks(t *testing.T) {
 	tr := &ch12Trace{}
 	tool := ch12ReadTool("read", tr)
 	tool.PrepareArguments = func(args json.RawMessage) (json.RawMessage, error) {
@@ -1097,18 +1097,17 @@ func TestLab12_5_结果钩子_Terminate(t *testing.T) {
 	}
 }
 
-// --- Lab 12.3 执行模式 ---------------------------------------------------------------------------
+// --- Lab 12.4 执行模式 ---------------------------------------------------------------------------
 
-func TestLab12_3_执行模式_Parallel(t *testing.T) {
+func TestLab12_4_执行模式_Parallel(t *testing.T) {
 	for _, logged := range []bool{false, true} {
 		t.Run(fmt.Sprintf("session=%v", logged), func(t *testing.T) { ch12ParallelBatch(t, logged, false) })
 	}
 }
 
-// ch12ParallelBatch runs a batch of three calls in parallel mode (asked for by name), with or
-// without a session, and
-// with a BeforeToolCall hook that checks no body starts before every call is prepared when hooked
-// is set.
+// ch12ParallelBatch runs a batch of three calls in parallel mode, with or without a session.
+// With hooked set, the run has a BeforeToolCall hook that checks no body starts before every call
+// is prepared and takes the default mode; without it, the run asks for ToolParallel by name.
 func ch12ParallelBatch(t *testing.T, logged, hooked bool) {
 	const n = 3
 	tr := &ch12Trace{}
@@ -1150,12 +1149,15 @@ func ch12ParallelBatch(t *testing.T, logged, hooked bool) {
 	model := NewScriptedModel(ch12ToolUse(ch12Call("c1", "slow", `{"path":"c1"}`), ch12Call("c2", "slow", `{"path":"c2"}`), ch12Call("c3", "slow", `{"path":"c3"}`)), ch12Answer("好的"))
 	early := false
 	opts := AgentLoopOptions{
-		Model: model, Session: s, Tools: MustRegistry(tool), ToolExecution: ToolParallel,
+		Model: model, Session: s, Tools: MustRegistry(tool),
 		OnEvent: func(e LoopEvent) {
 			if end, ok := e.(ToolEndEvent); ok {
 				close(ended[end.Result.ToolCallID])
 			}
 		},
+	}
+	if !hooked {
+		opts.ToolExecution = ToolParallel // asked for by name: lab 12.4 decides what it means
 	}
 	if hooked {
 		opts.Hooks = &LoopHooks{BeforeToolCall: func(_ context.Context, call ToolCall, _ json.RawMessage) (ToolCallDecision, error) {
@@ -1194,7 +1196,7 @@ func ch12ParallelBatch(t *testing.T, logged, hooked bool) {
 	ch11Diff(t, "the tool/result events (the commit cursor keeps call order)", []string{"10 tool/result c1 <-4", "11 tool/result c2 <-5", "12 tool/result c3 <-6"}, results)
 }
 
-func TestLab12_3_执行模式_Sequential(t *testing.T) {
+func TestLab12_4_执行模式_Sequential(t *testing.T) {
 	traced := func(tr *ch12Trace, name string, mode ToolExecutionMode) Tool {
 		tool := ch12ReadTool(name, nil)
 		tool.ExecutionMode = mode
@@ -1204,7 +1206,8 @@ func TestLab12_3_执行模式_Sequential(t *testing.T) {
 		}
 		return tool
 	}
-	sequential := []string{"start c1", "body c1", "end c1", "start c2", "body c2", "end c2", "turn_end stop 2"}
+	// Sequential: each call is announced, prepared (BeforeToolCall), run and ended before the next.
+	sequential := []string{"start c1", "before c1", "body c1", "end c1", "start c2", "before c2", "body c2", "end c2", "turn_end stop 2"}
 	for _, tc := range []struct {
 		name  string
 		mode  ToolExecutionMode
@@ -1228,7 +1231,13 @@ func TestLab12_3_执行模式_Sequential(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &ch12Trace{}
 			model := NewScriptedModel(ch12ToolUse(tc.calls...), ch12Answer("好的"))
-			result, err, _ := ch12RunWith(t, AgentLoopOptions{Model: model, Tools: MustRegistry(tc.tools(tr)...), ToolExecution: tc.mode}, tr)
+			result, err, _ := ch12RunWith(t, AgentLoopOptions{
+				Model: model, Tools: MustRegistry(tc.tools(tr)...), ToolExecution: tc.mode,
+				Hooks: &LoopHooks{BeforeToolCall: func(_ context.Context, call ToolCall, _ json.RawMessage) (ToolCallDecision, error) {
+					tr.add("before %s", call.ID)
+					return ToolCallDecision{}, nil
+				}},
+			}, tr)
 			if err != nil {
 				t.Fatalf("RunAgentLoop: %v", err)
 			}
@@ -1240,7 +1249,7 @@ func TestLab12_3_执行模式_Sequential(t *testing.T) {
 	}
 }
 
-func TestLab12_3_执行模式_Pool(t *testing.T) {
+func TestLab12_4_执行模式_Pool(t *testing.T) {
 	const calls, limit = 5, 2
 	var active, most atomic.Int32
 	started := make(chan string, calls)

@@ -136,7 +136,7 @@ func (r *loopRun) prepareCall(ctx context.Context, call ToolCall) preparedCall {
 		result := ErrorToolResult(call, text)
 		return preparedCall{call: call, result: &result}
 	}
-	//lab:begin 12.4
+	//lab:begin 12.3
 	tool, ok := r.opts.Tools.Lookup(call.Name)
 	if !ok {
 		return refuse(fmt.Sprintf("Tool %s not found", call.Name))

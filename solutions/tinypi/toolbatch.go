@@ -37,7 +37,7 @@ type callOutcome struct {
 
 // checkToolExecution checks the chapter 12 options of a run.
 func checkToolExecution(opts AgentLoopOptions) error {
-	//lab:begin 12.3
+	//lab:begin 12.4
 	switch opts.ToolExecution {
 	case "", ToolParallel, ToolSequential:
 	default:
@@ -78,7 +78,7 @@ func (r *loopRun) runBatch(ctx context.Context, calls []ToolCall) {
 // runsSequentially reports whether a batch runs one call after the other: the run asks for it,
 // or a call's tool may not run alongside others.
 func (r *loopRun) runsSequentially(calls []ToolCall) bool {
-	//lab:begin 12.3
+	//lab:begin 12.4
 	if r.opts.ToolExecution == ToolSequential {
 		return true
 	}
@@ -115,7 +115,7 @@ type toolBatch struct {
 // runSequentially takes each call through all its steps, tool_start to tool_end, before the
 // next call is prepared.
 func (b *toolBatch) runSequentially(ctx context.Context, outcomes []callOutcome) {
-	//lab:begin 12.3
+	//lab:begin 12.4
 	r := b.run
 	for i, call := range b.calls {
 		r.emit(ToolStartEvent{Call: call})
@@ -153,7 +153,7 @@ func (b *toolBatch) runInParallel(ctx context.Context, outcomes []callOutcome) {
 		}
 	}
 	workers := len(runnable)
-	//lab:begin 12.3
+	//lab:begin 12.4
 	if r.opts.MaxParallelTools > 0 {
 		workers = min(workers, r.opts.MaxParallelTools)
 	}
