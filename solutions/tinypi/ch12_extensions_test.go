@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -1250,91 +1251,81 @@ func TestLab12_4_执行模式_Sequential(t *testing.T) {
 }
 
 func TestLab12_4_执行模式_Pool(t *testing.T) {
-	const calls, limit = 5, 2
-	var active, most atomic.Int32
-	started := make(chan string, calls)
-	release := make(chan struct{})
-	tool := Tool{
-		ToolDefinition: ToolDefinition{Name: "wait", Parameters: ch12PathSchema},
-		Execute: func(_ context.Context, args json.RawMessage, _ ToolExecContext) (ToolOutput, error) {
-			now := active.Add(1)
-			for {
-				m := most.Load()
-				if now <= m || most.CompareAndSwap(m, now) {
-					break
+	// The run goes on in a synctest bubble: synctest.Wait returns once every goroutine of the run is
+	// blocked, so "how many bodies are running now" is read when nothing more can start.
+	synctest.Test(t, func(t *testing.T) {
+		const calls, limit = 5, 2
+		var active, most atomic.Int32
+		release := make(chan struct{})
+		tool := Tool{
+			ToolDefinition: ToolDefinition{Name: "wait", Parameters: ch12PathSchema},
+			Execute: func(_ context.Context, _ json.RawMessage, _ ToolExecContext) (ToolOutput, error) {
+				now := active.Add(1)
+				for {
+					m := most.Load()
+					if now <= m || most.CompareAndSwap(m, now) {
+						break
+					}
 				}
-			}
-			started <- ch12Path(args)
-			<-release
-			active.Add(-1)
-			return ToolOutput{Content: []ContentBlock{Text("ok")}}, nil
-		},
-	}
-	var batch []ToolCall
-	for i := range calls {
-		id := fmt.Sprintf("c%d", i+1)
-		batch = append(batch, ch12Call(id, "wait", `{"path":"`+id+`"}`))
-	}
-	model := NewScriptedModel(ch12ToolUse(batch...), ch12Answer("好的"))
-	type outcome struct {
-		result AgentRunResult
-		panic  any
-	}
-	runDone := make(chan outcome, 1)
-	go func() {
-		var o outcome
-		defer func() {
-			o.panic = recover() // a stub's panic: reported below through the lab guard's words
-			runDone <- o
+				<-release
+				active.Add(-1)
+				return ToolOutput{Content: []ContentBlock{Text("ok")}}, nil
+			},
+		}
+		var batch []ToolCall
+		for i := range calls {
+			id := fmt.Sprintf("c%d", i+1)
+			batch = append(batch, ch12Call(id, "wait", `{"path":"`+id+`"}`))
+		}
+		model := NewScriptedModel(ch12ToolUse(batch...), ch12Answer("好的"))
+		type outcome struct {
+			result AgentRunResult
+			panic  any
+		}
+		runDone := make(chan outcome, 1)
+		go func() {
+			var o outcome
+			defer func() {
+				o.panic = recover() // a stub's panic: reported below through the lab guard's words
+				runDone <- o
+			}()
+			o.result, _ = RunAgentLoop(context.Background(), AgentLoopOptions{Model: model, Tools: MustRegistry(tool), MaxParallelTools: limit})
 		}()
-		o.result, _ = RunAgentLoop(context.Background(), AgentLoopOptions{Model: model, Tools: MustRegistry(tool), MaxParallelTools: limit})
-	}()
-	// Let the bodies through one at a time: each release lets one body end and the next begin.
-	for i := range calls {
-		if i >= limit {
-			// Give any body that was set going too early the chance to show itself, then let one end.
-			for range 100 {
-				runtime.Gosched()
+		defer close(release) // on every way out, so that no body is left waiting
+		// Let the bodies through one at a time: each release lets one body end and the next begin.
+		for ended := 0; ended < calls; ended++ {
+			synctest.Wait()
+			select {
+			case o := <-runDone:
+				if o.panic != nil {
+					failOnPanic(t, o.panic)
+				}
+				t.Fatalf("the run ended (%s) before every tool body had run", o.result.Reason)
+			default:
+			}
+			if got, want := int(active.Load()), min(limit, calls-ended); got != want {
+				t.Fatalf("%d tool bodies were running with %d of %d ended and MaxParallelTools %d, want %d", got, ended, calls, limit, want)
 			}
 			release <- struct{}{}
 		}
-		select {
-		case <-started:
-		case o := <-runDone:
-			if o.panic != nil {
-				failOnPanic(t, o.panic)
-			}
-			t.Fatalf("the run ended (%s) before every tool body had started", o.result.Reason)
-		case <-time.After(ch10Patience):
-			close(release)
-			t.Fatalf("only %d of %d tool bodies ever started with MaxParallelTools %d: a finished body must let the next one start", i, calls, limit)
-		}
-	}
-	for range limit {
-		release <- struct{}{}
-	}
-	select {
-	case o := <-runDone:
+		o := <-runDone
 		if o.panic != nil {
 			failOnPanic(t, o.panic)
 		}
 		ch12End(t, o.result, RunStop, 2)
-	case <-time.After(ch10Patience):
-		close(release)
-		t.Fatalf("the run did not return after every body ended")
-	}
-	if got := most.Load(); got > limit {
-		t.Errorf("more tool bodies ran at once than MaxParallelTools %d allows", limit)
-	}
-	// Options a run cannot honour are refused before anything runs.
-	for _, bad := range []AgentLoopOptions{
-		{Model: NewScriptedModel(), MaxParallelTools: -1},
-		{Model: NewScriptedModel(), ToolExecution: "random"},
-	} {
-		if _, err := RunAgentLoop(context.Background(), bad); err == nil {
-			t.Errorf("RunAgentLoop with MaxParallelTools %d and ToolExecution %q: no error, want one", bad.MaxParallelTools, bad.ToolExecution)
+		if got := most.Load(); got != limit {
+			t.Errorf("at most %d tool bodies ran at once, want %d (MaxParallelTools)", got, limit)
 		}
-	}
+		// Options a run cannot honour are refused before anything runs.
+		for _, bad := range []AgentLoopOptions{
+			{Model: NewScriptedModel(), MaxParallelTools: -1},
+			{Model: NewScriptedModel(), ToolExecution: "random"},
+		} {
+			if _, err := RunAgentLoop(context.Background(), bad); err == nil {
+				t.Errorf("RunAgentLoop with MaxParallelTools %d and ToolExecution %q: no error, want one", bad.MaxParallelTools, bad.ToolExecution)
+			}
+		}
+	})
 }
 
 // --- Lab 12.6 请求与回合钩子 -----------------------------------------------------------------------
