@@ -684,14 +684,14 @@ func ch12Results(messages []Message) []string {
 // return within ch10Patience or returns an error.
 func ch12Run(t *testing.T, opts AgentLoopOptions) (AgentRunResult, []string) {
 	t.Helper()
-	result, _, events := ch12RunWith(t, opts, nil)
+	result, events, _ := ch12RunWith(t, opts, nil)
 	return result, events
 }
 
 // ch12RunWith is ch12Run that also adds each reported event to tr, when tr is set, as it
 // happens, and returns the error of RunAgentLoop instead of failing on it. An OnEvent already in
 // opts is called too, first.
-func ch12RunWith(t *testing.T, opts AgentLoopOptions, tr *ch12Trace) (AgentRunResult, error, []string) {
+func ch12RunWith(t *testing.T, opts AgentLoopOptions, tr *ch12Trace) (AgentRunResult, []string, error) {
 	t.Helper()
 	var events []string
 	also := opts.OnEvent
@@ -732,7 +732,7 @@ func ch12RunWith(t *testing.T, opts AgentLoopOptions, tr *ch12Trace) (AgentRunRe
 	if o.err != nil && tr == nil {
 		t.Fatalf("RunAgentLoop: %v", o.err)
 	}
-	return o.result, o.err, events
+	return o.result, events, o.err
 }
 
 // ch12Answer is an assistant message that answers without tools.
@@ -1232,7 +1232,7 @@ func TestLab12_4_执行模式_Sequential(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := &ch12Trace{}
 			model := NewScriptedModel(ch12ToolUse(tc.calls...), ch12Answer("好的"))
-			result, err, _ := ch12RunWith(t, AgentLoopOptions{
+			result, _, err := ch12RunWith(t, AgentLoopOptions{
 				Model: model, Tools: MustRegistry(tc.tools(tr)...), ToolExecution: tc.mode,
 				Hooks: &LoopHooks{BeforeToolCall: func(_ context.Context, call ToolCall, _ json.RawMessage) (ToolCallDecision, error) {
 					tr.add("before %s", call.ID)
