@@ -1036,12 +1036,15 @@ func TestLab12_5_结果钩子_FailingHook(t *testing.T) {
 	})
 	// A failed hook turns its call's result into an error result that does not ask to terminate,
 	// so the batch does not end the run: the model is asked again.
-	ch12End(t, result, RunStop, 2)
 	ch11Diff(t, "the results", []string{
 		`a error=true afterToolCall failed for tool "finish": 审计日志写不进去 map[]`,
 		`b error=true afterToolCall failed for tool "finish": afterToolCall panicked: boom map[]`,
 		"c error=false raw map[n:1]",
 	}, ch12Detailed(result.Messages))
+	if result.Reason == RunTerminated {
+		t.Errorf("the run ended with reason %q: a call whose AfterToolCall failed must not ask to terminate", result.Reason)
+	}
+	ch12End(t, result, RunStop, 2)
 }
 
 func TestLab12_5_结果钩子_Terminate(t *testing.T) {
@@ -1079,7 +1082,9 @@ func TestLab12_5_结果钩子_Terminate(t *testing.T) {
 				}}
 			}
 			result, events := ch12Run(t, opts)
-			ch12End(t, result, tc.reason, tc.steps)
+			if result.Reason != tc.reason || result.Steps != tc.steps {
+				t.Errorf("%s: the run ended with reason %q after %d steps, want %q after %d", tc.name, result.Reason, result.Steps, tc.reason, tc.steps)
+			}
 			if model.Calls() != tc.steps {
 				t.Errorf("the model was asked %d times, want %d", model.Calls(), tc.steps)
 			}
@@ -1244,7 +1249,18 @@ func TestLab12_4_执行模式_Sequential(t *testing.T) {
 			}
 			ch12End(t, result, RunStop, 2)
 			got := tr.all()
-			ch11Diff(t, "what happened, in order", tc.want, got[:min(len(tc.want), len(got))])
+			if len(tc.want) == len(sequential) {
+				at := func(line string) int { return slices.Index(got, line) }
+				switch {
+				case at("start c2") < at("end c1"):
+					t.Fatalf("%s: c2 started before c1 ended, so the calls did not run one after the other", tc.name)
+				case at("before c2") < at("end c1"):
+					t.Fatalf("%s: c2 was prepared (BeforeToolCall) before c1 ended: in sequential mode each call is prepared only when the one before it is done", tc.name)
+				case at("before c1") < at("start c1"):
+					t.Fatalf("%s: c1 was prepared before its tool_start: announce a call, then prepare it", tc.name)
+				}
+			}
+			ch11Diff(t, tc.name+": what happened, in order", tc.want, got[:min(len(tc.want), len(got))])
 			ch11Diff(t, "the results", []string{"c1 error=false ok", "c2 error=false ok"}, ch12Results(result.Messages))
 		})
 	}
