@@ -5,14 +5,15 @@ GO ?= go
 
 .PHONY: test vet lint unit unit-race unit-e2e check install fmt bench
 
-## test: vet and staticcheck, then, side by side, every package's tests (the reference's focused
-## tests and the kit's with -race, the end-to-end scripts in tests/) and the author's proof of
-## every chapter. Each of the three keeps the cores only partly busy (go test links and runs one
-## binary at a time, dev check waits on its slowest job), so together they end sooner than one
-## after the other. Their output is interleaved line by line; every line says which package or
-## chapter it is about.
-test: vet lint
-	$(MAKE) --no-print-directory -j3 --output-sync=line unit-race unit-e2e check
+## test: side by side, vet, staticcheck, every package's tests (the reference's focused tests and
+## the kit's with -race, the end-to-end scripts in tests/) and the author's proof of every
+## chapter. Each keeps the cores only partly busy (go test links and runs one binary at a time,
+## dev check waits on its slowest job, alone dev check keeps 2 cores 60% busy), so together they
+## end sooner than one after the other: on a fresh clone vet and staticcheck alone took 2 of 25
+## minutes before the rest could start. Their output is interleaved line by line; every line says
+## which package or chapter it is about.
+test:
+	$(MAKE) --no-print-directory -j5 --output-sync=line vet lint unit-race unit-e2e check
 
 vet:
 	$(GO) vet ./...

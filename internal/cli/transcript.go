@@ -247,7 +247,10 @@ func (a *app) referenceRecords(c *cobra.Command, chapter, test string) ([]tinypi
 	report, err := gotest.Run(c.Context(), gotest.Options{
 		Dir: module,
 		Run: run,
-		Env: []string{tinypi.RunRecordDirEnv + "=" + records},
+		// The tree is written to a new directory each time, and without -trimpath a package's
+		// directory is part of its key in go's build cache: every transcript would compile the
+		// same reference again. With it, the second one finds the build in the cache.
+		Env: []string{tinypi.RunRecordDirEnv + "=" + records, "GOFLAGS=-trimpath"},
 	})
 	if err != nil {
 		return nil, err

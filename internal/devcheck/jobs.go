@@ -33,7 +33,11 @@ type job struct {
 }
 
 // runJobs runs jobs, at most opts.Parallel (or DefaultParallel) of those that use go at once,
-// taken in order of phase and then of jobs; the others each at once. Each job works in a
+// taken in order of phase and then of jobs; the others each at once. Once every job of an earlier
+// phase has started, the mutant phase (phaseMutant) gets as many slots again: a mutant's run is
+// mostly a test binary built once for the whole chapter (chapterSchema), and many such runs wait
+// rather than compute (chapter 08's mutants wait for processes and deadlines, the CPU idle), so
+// two slots left the machine idle for minutes. Each job works in a
 // directory inside a temporary directory whose name starts with tmpPrefix; all of it is removed
 // at the end. The first error stops the other jobs and is returned, as is ctx's error when ctx
 // ends first. what names the command in the error of a temporary directory that cannot be made.
@@ -85,14 +89,20 @@ func runJobs(ctx context.Context, what, tmpPrefix string, opts Options, jobs []j
 	// mutant's run); those wait for nothing, so the workers cannot deadlock.
 	slices.SortStableFunc(queue, func(a, b job) int { return cmp.Compare(a.phase, b.phase) })
 	next := make(chan job)
-	for range min(parallel, len(queue)) {
-		wg.Go(func() {
-			for j := range next {
-				do(j)
-			}
-		})
+	worker := func() {
+		for j := range next {
+			do(j)
+		}
 	}
-	for _, j := range queue {
+	for range min(parallel, len(queue)) {
+		wg.Go(worker)
+	}
+	for i, j := range queue {
+		if j.phase == phaseMutant && (i == 0 || queue[i-1].phase != phaseMutant) {
+			for range min(parallel, len(queue)-i) {
+				wg.Go(worker)
+			}
+		}
 		select {
 		case next <- j:
 		case <-ctx.Done():

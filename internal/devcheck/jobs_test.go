@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,10 +68,17 @@ func TestRunJobsReturnsTheFirstError(t *testing.T) {
 }
 
 func TestRunJobsStartsGoJobsByPhaseThenOrder(t *testing.T) {
-	var started []string // one go job at a time (Parallel 1), so no lock is needed
+	// One go job at a time (Parallel 1) until the mutant phase, which has two slots.
+	var mu sync.Mutex
+	var started []string
+	note := func(name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		started = append(started, name)
+	}
 	goJob := func(name string, p phase) job {
 		return job{dir: name, usesGo: true, phase: p, run: func(context.Context, string) (func(), error) {
-			started = append(started, name)
+			note(name)
 			return func() {}, nil
 		}}
 	}
@@ -89,7 +99,7 @@ func TestRunJobsStartsGoJobsByPhaseThenOrder(t *testing.T) {
 		goJob("flake-07", phaseFlake),
 		goJob("target-08", phaseTarget),
 		{dir: "mutant-2", usesGo: true, phase: phaseMutant, run: func(context.Context, string) (func(), error) {
-			started = append(started, "mutant-2")
+			note("mutant-2")
 			close(last)
 			return func() {}, nil
 		}},
@@ -97,8 +107,55 @@ func TestRunJobsStartsGoJobsByPhaseThenOrder(t *testing.T) {
 	if err := runJobs(context.Background(), "test", "course-jobs-", Options{Parallel: 1}, jobs); err != nil {
 		t.Fatalf("runJobs: %v", err)
 	}
-	want := []string{"target-07", "target-08", "flake-07", "progressive-0", "mutant-1", "mutant-2"}
-	if diff := cmp.Diff(want, started); diff != "" {
-		t.Errorf("order the go jobs started in (-want +got):\n%s", diff)
+	// The mutant phase opens its second slot once progressive-0 is handed out, so a mutant may
+	// note itself before progressive-0 does, never before the jobs that ran alone before it.
+	var others, mutants []string
+	for _, name := range started {
+		if strings.HasPrefix(name, "mutant-") {
+			mutants = append(mutants, name)
+		} else {
+			others = append(others, name)
+		}
+	}
+	want := []string{"target-07", "target-08", "flake-07", "progressive-0"}
+	if diff := cmp.Diff(want, others); diff != "" {
+		t.Errorf("order the jobs before the mutants started in (-want +got):\n%s", diff)
+	}
+	if len(started) != 6 || len(mutants) != 2 || slices.Index(started, "flake-07") > 2 {
+		t.Errorf("started %v, want both mutants after target-07, target-08 and flake-07", started)
+	}
+}
+
+// TestRunJobsGivesTheMutantPhaseTwiceTheSlots: with Parallel 2, four mutant jobs run at once,
+// each waiting until all four have started; with only two slots they would wait for ever, so
+// a deadline (never reached when runJobs is right) fails the test instead.
+func TestRunJobsGivesTheMutantPhaseTwiceTheSlots(t *testing.T) {
+	var running atomic.Int32
+	all := make(chan struct{})
+	var jobs []job
+	for _, name := range []string{"target", "mutant-1", "mutant-2", "mutant-3", "mutant-4"} {
+		p := phaseMutant
+		if name == "target" {
+			p = phaseTarget
+		}
+		jobs = append(jobs, job{dir: name, usesGo: true, phase: p, run: func(ctx context.Context, _ string) (func(), error) {
+			if p != phaseMutant {
+				return func() {}, nil
+			}
+			if running.Add(1) == 4 {
+				close(all)
+			}
+			select {
+			case <-all:
+				return func() {}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := runJobs(ctx, "test", "course-jobs-", Options{Parallel: 2}, jobs); err != nil {
+		t.Fatalf("runJobs: %v (%d mutant jobs ran at once, want 4)", err, running.Load())
 	}
 }

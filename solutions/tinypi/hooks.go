@@ -1,6 +1,7 @@
 package tinypi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -163,7 +164,7 @@ func (r *loopRun) prepareCall(ctx context.Context, call ToolCall) preparedCall {
 			return refuse(fmt.Sprintf("beforeToolCall failed for tool %q: %v", call.Name, err))
 		}
 		if decision.Block {
-			return refuse(cmpOr(decision.Reason, BlockedToolCallText))
+			return refuse(cmp.Or(decision.Reason, BlockedToolCallText))
 		}
 	}
 	return preparedCall{call: call, tool: tool, args: args}
@@ -186,14 +187,6 @@ func (r *loopRun) prepareCall(ctx context.Context, call ToolCall) preparedCall {
 	//	}
 	//	return preparedCall{call: call, tool: tool, args: args}
 	//lab:end
-}
-
-// cmpOr returns s, or fallback when s is empty.
-func cmpOr(s, fallback string) string {
-	if s == "" {
-		return fallback
-	}
-	return s
 }
 
 // finishCall gives AfterToolCall its say about the outcome of a call whose tool ran, and

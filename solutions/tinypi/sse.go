@@ -26,8 +26,10 @@ type SSEEvent struct {
 }
 
 // maxSSELineBytes bounds one line of the stream, so a body without line breaks cannot make the
-// reader hold an unbounded amount of memory. Provider events are far smaller.
-const maxSSELineBytes = 8 << 20
+// reader hold an unbounded amount of memory. A provider's event is one delta: the longest line of
+// the recordings in testdata/sse is under 1 KiB, and 1 MiB still holds a provider that sends a
+// whole tool call's arguments in one event.
+const maxSSELineBytes = 1 << 20
 
 // errSSELineTooLong is reported when a line exceeds maxSSELineBytes.
 var errSSELineTooLong = fmt.Errorf("sse: line longer than %d bytes", maxSSELineBytes)
