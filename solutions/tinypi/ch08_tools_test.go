@@ -1566,9 +1566,12 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 	// What the shell left in its group gets SIGTERM the moment the shell ends, before any grace:
 	// this child traps SIGTERM, says so and exits. The workspace's grace is an hour, far longer
 	// than ch08Run waits. The shell exits only once the child's trap is in place (armed exists).
+	// The child waits with the wait builtin, which a trapped signal ends at once; bash's read of
+	// the pipe would miss a SIGTERM that came just before the read began (seen on a busy machine:
+	// the child read on, and the test waited its 10 s).
 	patient := ch08Setup(t, WorkspaceOptions{KillGrace: time.Hour})
-	ch08Forever(t, patient.dir) // the child waits reading .forever
-	res = ch08Run(t, context.Background(), patient.ws, inWorkspace+"( trap 'echo got-term; exit 0' TERM; : > armed; read -r x < .forever ) & while [ ! -e armed ]; do sleep 0.01; done; echo started", time.Minute, nil)
+	ch08Forever(t, patient.dir) // the child's cat reads .forever until the group gets SIGTERM
+	res = ch08Run(t, context.Background(), patient.ws, inWorkspace+"( trap 'echo got-term; exit 0' TERM; : > armed; cat .forever & wait ) & while [ ! -e armed ]; do sleep 0.01; done; echo started", time.Minute, nil)
 	if res.Output != "started\ngot-term\n" || res.Failed() || res.OutputLeftOpen {
 		t.Errorf("a command whose child traps SIGTERM: output %q, failed %v; want \"started\\ngot-term\\n\" and exit 0: when the shell ends, its group gets SIGTERM at once, and SIGKILL only after the grace if its output is still open\n%s", res.Output, res.Failed(), ch08Result(res))
 	}
