@@ -36,7 +36,7 @@ import (
 
 // ch13Deadline bounds every wait of these tests: nothing here takes a second, and a mode that
 // hangs must fail its test, not the binary's timeout.
-const ch13Deadline = 10 * time.Second
+const ch13Deadline = 5 * time.Second
 
 // init turns the test binary into chapter 13's program when TINYPI_CH13_MODE is set: the mode
 // tests run it as a child process. Without the variable it does nothing.
