@@ -377,6 +377,21 @@ func TestLab13_1_组装运行时_Compose(t *testing.T) {
 	if diff := cmp.Diff([]string{"c1", "c2"}, asked); diff != "" {
 		t.Errorf("BeforeToolCall was asked about (-want +got): the options' hooks must reach the agent\n%s", diff)
 	}
+	// MaxSteps reaches the agent too: with 1, a model that keeps calling tools is stopped after one step.
+	looping := NewScriptedModel(slices.Repeat([]AssistantMessage{{Content: []ContentBlock{
+		ToolCall{ID: "c", Name: "read", Arguments: `{"path":"hello.txt"}`}}, StopReason: StopReasonToolUse}}, 3)...)
+	short := callLab(t, func() *Runtime {
+		rt, err := NewRuntime(RuntimeOptions{Model: looping, Workspace: ws, ContextRoot: root, MaxSteps: 1})
+		if err != nil {
+			t.Fatalf("NewRuntime: %v", err)
+		}
+		return rt
+	})
+	defer short.Close()
+	if end := ch13Run(t, short, "read hello.txt for ever"); end.Reason != RunMaxSteps {
+		t.Errorf("with MaxSteps 1, the run ended with %s; want maxSteps: the options' MaxSteps must reach the agent", end.Reason)
+	}
+
 	var types []SessionEventType
 	for _, e := range session.Events() {
 		types = append(types, e.Type)
@@ -414,12 +429,27 @@ func TestLab13_1_组装运行时_Refusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var rt *Runtime
 			var err error
+			open := ch13OpenFiles(t)
 			runLab(t, func() { rt, err = NewRuntime(tt.opts) })
+			if now := ch13OpenFiles(t); now > open {
+				t.Errorf("NewRuntime failed and left %d more file(s) open: a step that fails closes what the steps before it opened (the workspace)", now-open)
+			}
 			if rt != nil || err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("NewRuntime = %v, %v; want no runtime and an error naming %q", rt, err, tt.want)
 			}
 		})
 	}
+}
+
+// ch13OpenFiles counts the process's open files, or returns -1 where /proc/self/fd is missing
+// (then no count is ever larger than another).
+func ch13OpenFiles(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(entries)
 }
 
 func TestLab13_1_组装运行时_Close(t *testing.T) {
@@ -490,7 +520,47 @@ func TestLab13_2_打印模式_Answer(t *testing.T) {
 	}
 }
 
+// ch13BusyRuntime is a runtime whose agent is busy with a run that waits to be aborted: a mode
+// started on it cannot start its own run.
+func ch13BusyRuntime(t *testing.T) *Runtime {
+	t.Helper()
+	started := make(chan struct{})
+	model := ch13ModelFunc(func(ctx context.Context, req Request) *AssistantStream {
+		close(started)
+		return ch13BlockingModel{}.Stream(ctx, req)
+	})
+	rt := callLab(t, func() *Runtime {
+		rt, err := NewRuntime(RuntimeOptions{Model: model, Workspace: ch13Workspace(t)})
+		if err != nil {
+			t.Fatalf("NewRuntime: %v", err)
+		}
+		return rt
+	})
+	t.Cleanup(func() { rt.Close() })
+	if err := rt.Agent.Prompt(context.Background(), UserText("think")); err != nil {
+		t.Fatalf("Prompt: %v", err)
+	}
+	<-started
+	return rt
+}
+
 func TestLab13_2_打印模式_ExitStatus(t *testing.T) {
+	for _, tt := range []struct {
+		reason RunReason
+		want   int
+	}{{RunStop, 0}, {RunError, 1}, {RunAborted, 130}, {RunLength, 2}, {RunMaxSteps, 2}, {RunTerminated, 2}, {RunStopRequested, 2}} {
+		if got := callLab(t, func() int { return ExitStatus(tt.reason) }); got != tt.want {
+			t.Errorf("ExitStatus(%s) = %d, want %d", tt.reason, got, tt.want)
+		}
+	}
+	// A run that cannot start: the agent is busy.
+	var stdout, stderr bytes.Buffer
+	code := callLab(t, func() int { return RunPrintMode(context.Background(), ch13BusyRuntime(t), "hi", &stdout, &stderr) })
+	wantErr := "tinypi: tinypi: agent is busy: a run is active (run 1)\n"
+	if code != ExitRunFailed || stdout.String() != "" || stderr.String() != wantErr {
+		t.Errorf("print mode on a busy agent: exit %d, stdout %q, stderr %q; want exit 1, nothing on stdout, stderr %q",
+			code, stdout.String(), stderr.String(), wantErr)
+	}
 	for _, tt := range []struct {
 		name       string
 		script     []AssistantMessage
@@ -630,6 +700,44 @@ func TestLab13_3_JSON模式_Failure(t *testing.T) {
 		`],"reason":"error","run":1,"type":"run_end"}`
 	if last := lines[len(lines)-1]; last != wantEnd {
 		t.Errorf("the last line:\n%s\nwant\n%s", last, wantEnd)
+	}
+	ch13JSONInProcess(t)
+}
+
+// ch13BrokenWriter accepts ok writes, then fails every write, and counts them all.
+type ch13BrokenWriter struct {
+	ok, writes int
+}
+
+func (w *ch13BrokenWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes > w.ok {
+		return 0, errors.New("broken pipe")
+	}
+	return len(p), nil
+}
+
+// ch13JSONInProcess checks, in this process, what a child cannot show: JSON mode on a stdout that
+// breaks, and on an agent that cannot start a run.
+func ch13JSONInProcess(t *testing.T) {
+	t.Helper()
+	rt := callLab(t, func() *Runtime {
+		rt, err := NewRuntime(RuntimeOptions{Model: NewScriptedModel(ch13ReadHello...), Workspace: ch13Workspace(t)})
+		if err != nil {
+			t.Fatalf("NewRuntime: %v", err)
+		}
+		return rt
+	})
+	defer rt.Close()
+	out := &ch13BrokenWriter{ok: 2}
+	if code := callLab(t, func() int { return RunJSONMode(context.Background(), rt, "hi", out) }); code != ExitRunFailed || out.writes != 3 {
+		t.Errorf("json mode on a stdout that fails from its third write: exit %d after %d writes; want exit 1, and no write after the failed one", code, out.writes)
+	}
+	var busy bytes.Buffer
+	code := callLab(t, func() int { return RunJSONMode(context.Background(), ch13BusyRuntime(t), "hi", &busy) })
+	want := `{"error":"tinypi: agent is busy: a run is active (run 1)","type":"error"}` + "\n"
+	if code != ExitRunFailed || busy.String() != want {
+		t.Errorf("json mode on a busy agent: exit %d, stdout %q; want exit 1 and %q", code, busy.String(), want)
 	}
 }
 
@@ -776,6 +884,10 @@ func TestLab13_4_RPC命令_Commands(t *testing.T) {
 	if v := r.response("2", "dance", false); !strings.Contains(fmt.Sprint(v["error"]), "dance") {
 		t.Errorf("an unknown command: error %v; want it named", v["error"])
 	}
+	r.send(`{"id":"7","type":"prompt","mesage":"x"}`)
+	if v := r.next(); v["type"] != "response" || v["id"] != "" || v["success"] != false || !strings.Contains(fmt.Sprint(v["error"]), `unknown field "mesage"`) {
+		t.Errorf("a command with a misspelt field: %v; want a failed response with an empty id, naming the unknown field", v)
+	}
 	r.send(`{"id":"3","type":"steer","message":"faster"}`)
 	if v := r.response("3", "steer", false); v["error"] == nil {
 		t.Errorf("steer with no run: %v; want the agent's refusal as the error", v)
@@ -803,10 +915,10 @@ func TestLab13_4_RPC命令_SteerAndAbort(t *testing.T) {
 	if diff := cmp.Diff([]string{"run_start", "model_event", "model_event"}, r.events(3)); diff != "" {
 		t.Fatalf("the run's first events (-want +got):\n%s", diff)
 	}
-	r.send(`{"id":"s","type":"steer","message":"faster"}`)
-	r.response("s", "steer", true)
 	r.send(`{"id":"f","type":"follow_up","message":"then summarise"}`)
 	r.response("f", "follow_up", true)
+	r.send(`{"id":"s","type":"steer","message":"faster"}`)
+	r.response("s", "steer", true)
 	r.send(`{"id":"q","type":"state"}`)
 	if v := r.response("q", "state", true); !cmp.Equal(v["data"], map[string]any{"running": true, "messages": 1.0, "lastError": ""}) {
 		t.Errorf("state during the run: data %v; want running true, 1 message, no last error", v["data"])
@@ -825,8 +937,18 @@ func TestLab13_4_RPC命令_SteerAndAbort(t *testing.T) {
 	if end["reason"] != "aborted" {
 		t.Errorf("run_end after abort: %v; want reason aborted", end)
 	}
-	if dropped, _ := end["dropped"].([]any); len(dropped) != 2 {
-		t.Errorf("run_end after abort drops %v; want the steering and the follow-up message", end["dropped"])
+	var dropped []string
+	if ms, ok := end["dropped"].([]any); ok {
+		for _, m := range ms {
+			content, _ := m.(map[string]any)["content"].([]any)
+			for _, b := range content {
+				dropped = append(dropped, fmt.Sprint(b.(map[string]any)["text"]))
+			}
+		}
+	}
+	// Dropped: the steering messages first, then the follow-ups, though the follow-up came first.
+	if want := []string{"faster", "then summarise"}; !slices.Equal(want, dropped) {
+		t.Errorf("run_end after abort drops %q; want %q: steer queues steering, follow_up a follow-up", dropped, want)
 	}
 	r.send(`{"id":"q2","type":"state"}`)
 	if v := r.response("q2", "state", true); !cmp.Equal(v["data"], map[string]any{"running": false, "messages": 2.0, "lastError": "blocking model: context canceled"}) {
@@ -894,6 +1016,21 @@ func TestLab13_5_RPC收尾_EOFWhenIdle(t *testing.T) {
 	if diff := cmp.Diff(ch13ReadHelloSession, ch13SessionTypes(t, c.session)); diff != "" {
 		t.Errorf("the session file (-want +got):\n%s", diff)
 	}
+
+	// In this process: a stdout that breaks is what ServeRPC returns at the end of stdin.
+	rt := callLab(t, func() *Runtime {
+		rt, err := NewRuntime(RuntimeOptions{Model: NewScriptedModel(), Workspace: ch13Workspace(t)})
+		if err != nil {
+			t.Fatalf("NewRuntime: %v", err)
+		}
+		return rt
+	})
+	defer rt.Close()
+	out := &ch13BrokenWriter{ok: 1}
+	stdin := strings.NewReader(`{"id":"1","type":"state"}` + "\n" + `{"id":"2","type":"state"}` + "\n")
+	if err := callLab(t, func() error { return ServeRPC(context.Background(), rt, stdin, out) }); err == nil || !strings.Contains(err.Error(), "broken pipe") {
+		t.Errorf("ServeRPC on a stdout that fails from its second write returned %v; want the write's error", err)
+	}
 }
 
 // --- Lab 13.6: the proxy server ------------------------------------------------------------------
@@ -946,8 +1083,9 @@ func TestLab13_6_代理服务端_Stream(t *testing.T) {
 		t.Fatal(err)
 	}
 	ch13Pending(t, string(body))
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "text/event-stream" {
-		t.Errorf("status %d, Content-Type %q; want 200 and text/event-stream", resp.StatusCode, resp.Header.Get("Content-Type"))
+	if h := resp.Header; resp.StatusCode != http.StatusOK || h.Get("Content-Type") != "text/event-stream" || h.Get("Cache-Control") != "no-cache" {
+		t.Errorf("status %d, Content-Type %q, Cache-Control %q; want 200, text/event-stream and no-cache",
+			resp.StatusCode, h.Get("Content-Type"), h.Get("Cache-Control"))
 	}
 	want := `data: {"type":"start"}
 
@@ -1020,6 +1158,35 @@ func TestLab13_6_代理服务端_Flush(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
 	}
+
+	// A client that goes away ends the model's stream: its context is the request's.
+	left := make(chan struct{})
+	waiting := ch13ModelFunc(func(ctx context.Context, req Request) *AssistantStream {
+		s := NewAssistantStream()
+		go func() {
+			defer s.Close()
+			s.Push(StartEvent{})
+			<-ctx.Done()
+			close(left)
+			s.Push(ErrorEvent{Message: AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: ctx.Err().Error()}})
+		}()
+		return s
+	})
+	h, err = NewProxyHandler(waiting, ProxyServerOptions{Token: "secret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leave, cancelLeave := context.WithTimeout(context.Background(), ch13Deadline)
+	defer cancelLeave()
+	resp = ch13Post(t, leave, ch13ServeProxy(t, h), "secret", ch13ProxyRequestBody)
+	for range ReadSSE(resp.Body) {
+		cancelLeave() // the first event has come: leave
+	}
+	select {
+	case <-left:
+	case <-time.After(ch13Deadline):
+		t.Errorf("the client went away and the model's context was not cancelled within %v: ask the model with r.Context()", ch13Deadline)
+	}
 }
 
 func TestLab13_6_代理服务端_Refusals(t *testing.T) {
@@ -1037,8 +1204,10 @@ func TestLab13_6_代理服务端_Refusals(t *testing.T) {
 		want                                 int
 	}{
 		{"other path", "POST", "/api/other", "127.0.0.1:8181", "Bearer secret", ch13ProxyRequestBody, 404},
+		{"a path below", "POST", ProxyStreamPath + "/x", "127.0.0.1:8181", "Bearer secret", ch13ProxyRequestBody, 404},
 		{"GET", "GET", ProxyStreamPath, "127.0.0.1:8181", "Bearer secret", "", 405},
 		{"foreign host", "POST", ProxyStreamPath, "evil.example:8181", "Bearer secret", ch13ProxyRequestBody, 403},
+		{"foreign host, no token", "POST", ProxyStreamPath, "evil.example:8181", "", ch13ProxyRequestBody, 403},
 		{"a name that resolves to loopback", "POST", ProxyStreamPath, "localtest.me", "Bearer secret", ch13ProxyRequestBody, 403},
 		{"no token", "POST", ProxyStreamPath, "localhost:8181", "", ch13ProxyRequestBody, 401},
 		{"wrong token", "POST", ProxyStreamPath, "[::1]:8181", "Bearer secreT", ch13ProxyRequestBody, 401},
@@ -1057,6 +1226,10 @@ func TestLab13_6_代理服务端_Refusals(t *testing.T) {
 		if rec.Code != tt.want || rec.Header().Get("X-Frame-Options") != "DENY" || rec.Header().Get("Content-Security-Policy") != "frame-ancestors 'none'" {
 			t.Errorf("%s: status %d, X-Frame-Options %q, Content-Security-Policy %q; want %d, DENY and frame-ancestors 'none'",
 				tt.name, rec.Code, rec.Header().Get("X-Frame-Options"), rec.Header().Get("Content-Security-Policy"), tt.want)
+		}
+		if h := rec.Header(); tt.want == 405 && h.Get("Allow") != "POST" || tt.want == 401 && h.Get("WWW-Authenticate") != `Bearer realm="tinypi"` {
+			t.Errorf("%s: Allow %q, WWW-Authenticate %q; want Allow: POST on a 405 and WWW-Authenticate: Bearer realm=\"tinypi\" on a 401",
+				tt.name, h.Get("Allow"), h.Get("WWW-Authenticate"))
 		}
 	}
 	if len(asked) != 0 {
@@ -1128,6 +1301,7 @@ func TestLab13_7_重建消息_Refusals(t *testing.T) {
 		want string
 	}{
 		{"no start", []string{`{"type":"text_delta","delta":"x"}`}, `a "text_delta" event before start`},
+		{"done without start", []string{`{"type":"done","stopReason":"stop"}`}, `a "done" event before start`},
 		{"two starts", []string{`{"type":"start"}`, `{"type":"start"}`}, "a second start event"},
 		{"a gap", []string{`{"type":"start"}`, `{"type":"text_delta","contentIndex":1,"delta":"x"}`}, "content block 1 of 0"},
 		{"a huge index", []string{`{"type":"start"}`, `{"type":"thinking_delta","contentIndex":1000000000,"delta":"x"}`}, "content block 1000000000 of 0"},
@@ -1158,15 +1332,15 @@ func TestLab13_8_不挂起的客户端_Recordings(t *testing.T) {
 	for _, name := range names {
 		rec := ch05Recordings[name]
 		upstream, _ := ch05Serve(t, http.StatusOK, ch05RecordingBody(t, name))
+		defer upstream.Close() // deferred: goleak, deferred first, runs after them even when a check fails
 		h, err := NewProxyHandler(ch05Provider(t, rec.api, upstream), ProxyServerOptions{Token: "tok"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		proxy := httptest.NewServer(h)
+		defer proxy.Close()
 		m := &ProxyModel{URL: proxy.URL, Token: "tok", Client: proxy.Client()}
 		_, got := ch05Collect(t, m.Stream(context.Background(), Request{Messages: []Message{UserText("hi")}}))
-		proxy.Close()
-		upstream.Close()
 		if got.Timestamp == 0 {
 			t.Errorf("%s: the message through the proxy has no timestamp", name)
 		}
@@ -1233,6 +1407,16 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 			sse(w, r, `{"type":"start"}`, `{"type":"text_delta","delta":"Hel"}`)
 			<-r.Context().Done()
 		}, true, StopReasonAborted, "Hel", "proxy: request cancelled: context canceled"},
+		{"slow but alive", func(w http.ResponseWriter, r *http.Request) {
+			// An event every 40 ms for 400 ms: the idle timeout (300 ms here) bounds the wait for
+			// each event, not the whole answer.
+			sse(w, r, `{"type":"start"}`)
+			for range 10 {
+				time.Sleep(40 * time.Millisecond)
+				sse(w, r, `{"type":"text_delta","delta":"a"}`)
+			}
+			sse(w, r, `{"type":"done","stopReason":"stop"}`)
+		}, false, StopReasonStop, "aaaaaaaaaa", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
@@ -1240,6 +1424,13 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			m := &ProxyModel{URL: srv.URL, Token: "tok", IdleTimeout: 200 * time.Millisecond}
+			switch tt.name {
+			case "caller cancels":
+				m.IdleTimeout = 4 * ch13Deadline // a cancel must end the stream at once, not at the idle timeout
+			case "slow but alive":
+				m.IdleTimeout = 300 * time.Millisecond
+			}
+			before := time.Now().UnixMilli()
 			s := m.Stream(ctx, Request{Messages: []Message{UserText("hi")}})
 			type outcome struct {
 				msg    AssistantMessage
@@ -1262,7 +1453,7 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 			select {
 			case got = <-result:
 			case <-time.After(ch13Deadline):
-				t.Fatalf("the stream did not end within %v", ch13Deadline)
+				t.Fatalf("%s: the stream did not end within %v", tt.name, ch13Deadline)
 			}
 			ch13Pending(t, got.msg.ErrorMessage)
 			if got.err != nil {
@@ -1276,7 +1467,10 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 			if maybe && text == "" {
 				text = wantText
 			}
-			if msg.StopReason != tt.want || text != wantText || !strings.HasPrefix(msg.ErrorMessage, tt.wantMsg) || msg.Timestamp == 0 {
+			if after := time.Now().UnixMilli(); tt.want != StopReasonStop && (msg.Timestamp < before || msg.Timestamp > after) {
+				t.Errorf("timestamp %d; want the failure's time in milliseconds, between %d and %d", msg.Timestamp, before, after)
+			}
+			if msg.StopReason != tt.want || text != wantText || !strings.HasPrefix(msg.ErrorMessage, tt.wantMsg) || tt.want != StopReasonStop && msg.Timestamp == 0 {
 				t.Errorf("stop %s, text %q, error %q, timestamp %d; want stop %s, text %q, an error starting %q, a timestamp",
 					msg.StopReason, TextOf(msg.Content), msg.ErrorMessage, msg.Timestamp, tt.want, tt.wantText, tt.wantMsg)
 			}

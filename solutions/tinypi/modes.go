@@ -86,11 +86,20 @@ func RunJSONMode(ctx context.Context, rt *Runtime, prompt string, stdout io.Writ
 
 // runOnce subscribes onEvent (when not nil), prompts, and waits for the run and the delivery of
 // its events; it returns the run's run_end. Subscribing first is what makes run_start the first
-// event the subscriber sees. The run is started with ctx, so that cancelling ctx aborts it.
+// event the subscriber sees. Only the events of that run reach onEvent: an agent busy with
+// another run delivers that run's events too, until Prompt refuses to start a second one. The run
+// is started with ctx, so that cancelling ctx aborts it.
 func runOnce(ctx context.Context, rt *Runtime, prompt string, onEvent func(AgentEvent)) (RunEndEvent, error) {
 	//lab:begin 13.2
 	var end RunEndEvent
+	mine := 0 // the run this call started: the first run_start after subscribing
 	unsubscribe := rt.Agent.Subscribe(func(e AgentEvent) {
+		if start, ok := e.(RunStartEvent); ok && mine == 0 {
+			mine = start.RunID
+		}
+		if e.Run() != mine {
+			return // a run that was active before ours: Prompt will refuse to start ours
+		}
 		if onEvent != nil {
 			onEvent(e)
 		}
