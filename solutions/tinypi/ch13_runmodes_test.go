@@ -252,6 +252,18 @@ func (m *ch13Requests) all() []Request {
 	return slices.Clone(m.requests)
 }
 
+// ch13NewRuntime is NewRuntime(opts) under the lab guard; it fails the test on an error.
+func ch13NewRuntime(t *testing.T, opts RuntimeOptions) *Runtime {
+	t.Helper()
+	return callLab(t, func() *Runtime {
+		rt, err := NewRuntime(opts)
+		if err != nil {
+			t.Fatalf("NewRuntime: %v", err)
+		}
+		return rt
+	})
+}
+
 // ch13Run prompts rt and returns the run's run_end, failing when it does not come in time.
 func ch13Run(t *testing.T, rt *Runtime, prompt string) RunEndEvent {
 	t.Helper()
@@ -312,15 +324,9 @@ func TestLab13_1_组装运行时_Compose(t *testing.T) {
 		AssistantMessage{Content: []ContentBlock{Text("Done.")}, StopReason: StopReasonStop},
 	)}
 	session := NewSession("compose")
-	rt := callLab(t, func() *Runtime {
-		rt, err := NewRuntime(RuntimeOptions{Model: model, Workspace: ws, ContextRoot: root,
-			SystemPrompt: "You are tinypi.", Tools: []Tool{shout}, Session: session, Hooks: hooks,
-			ToolExecution: ToolSequential, MaxSteps: 5})
-		if err != nil {
-			t.Fatalf("NewRuntime: %v", err)
-		}
-		return rt
-	})
+	rt := ch13NewRuntime(t, RuntimeOptions{Model: model, Workspace: ws, ContextRoot: root,
+		SystemPrompt: "You are tinypi.", Tools: []Tool{shout}, Session: session, Hooks: hooks,
+		ToolExecution: ToolSequential, MaxSteps: 5})
 	defer rt.Close()
 
 	var files []string // relative to base, so that the message is the same from run to run
@@ -380,13 +386,7 @@ func TestLab13_1_组装运行时_Compose(t *testing.T) {
 	// MaxSteps reaches the agent too: with 1, a model that keeps calling tools is stopped after one step.
 	looping := NewScriptedModel(slices.Repeat([]AssistantMessage{{Content: []ContentBlock{
 		ToolCall{ID: "c", Name: "read", Arguments: `{"path":"hello.txt"}`}}, StopReason: StopReasonToolUse}}, 3)...)
-	short := callLab(t, func() *Runtime {
-		rt, err := NewRuntime(RuntimeOptions{Model: looping, Workspace: ws, ContextRoot: root, MaxSteps: 1})
-		if err != nil {
-			t.Fatalf("NewRuntime: %v", err)
-		}
-		return rt
-	})
+	short := ch13NewRuntime(t, RuntimeOptions{Model: looping, Workspace: ws, ContextRoot: root, MaxSteps: 1})
 	defer short.Close()
 	if end := ch13Run(t, short, "read hello.txt for ever"); end.Reason != RunMaxSteps {
 		t.Errorf("with MaxSteps 1, the run ended with %s; want maxSteps: the options' MaxSteps must reach the agent", end.Reason)
@@ -459,13 +459,7 @@ func TestLab13_1_组装运行时_Close(t *testing.T) {
 		close(started)
 		return ch13BlockingModel{}.Stream(ctx, req)
 	})
-	rt := callLab(t, func() *Runtime {
-		rt, err := NewRuntime(RuntimeOptions{Model: model, Workspace: ws})
-		if err != nil {
-			t.Fatalf("NewRuntime: %v", err)
-		}
-		return rt
-	})
+	rt := ch13NewRuntime(t, RuntimeOptions{Model: model, Workspace: ws})
 	if rt.Session == nil {
 		t.Fatal("Runtime.Session is nil; without a session in the options the runtime makes its own")
 	}
@@ -529,13 +523,7 @@ func ch13BusyRuntime(t *testing.T) *Runtime {
 		close(started)
 		return ch13BlockingModel{}.Stream(ctx, req)
 	})
-	rt := callLab(t, func() *Runtime {
-		rt, err := NewRuntime(RuntimeOptions{Model: model, Workspace: ch13Workspace(t)})
-		if err != nil {
-			t.Fatalf("NewRuntime: %v", err)
-		}
-		return rt
-	})
+	rt := ch13NewRuntime(t, RuntimeOptions{Model: model, Workspace: ch13Workspace(t)})
 	t.Cleanup(func() { rt.Close() })
 	if err := rt.Agent.Prompt(context.Background(), UserText("think")); err != nil {
 		t.Fatalf("Prompt: %v", err)
@@ -721,13 +709,7 @@ func (w *ch13BrokenWriter) Write(p []byte) (int, error) {
 // breaks, and on an agent that cannot start a run.
 func ch13JSONInProcess(t *testing.T) {
 	t.Helper()
-	rt := callLab(t, func() *Runtime {
-		rt, err := NewRuntime(RuntimeOptions{Model: NewScriptedModel(ch13ReadHello...), Workspace: ch13Workspace(t)})
-		if err != nil {
-			t.Fatalf("NewRuntime: %v", err)
-		}
-		return rt
-	})
+	rt := ch13NewRuntime(t, RuntimeOptions{Model: NewScriptedModel(ch13ReadHello...), Workspace: ch13Workspace(t)})
 	defer rt.Close()
 	out := &ch13BrokenWriter{ok: 2}
 	if code := callLab(t, func() int { return RunJSONMode(context.Background(), rt, "hi", out) }); code != ExitRunFailed || out.writes != 3 {
@@ -1018,13 +1000,7 @@ func TestLab13_5_RPC收尾_EOFWhenIdle(t *testing.T) {
 	}
 
 	// In this process: a stdout that breaks is what ServeRPC returns at the end of stdin.
-	rt := callLab(t, func() *Runtime {
-		rt, err := NewRuntime(RuntimeOptions{Model: NewScriptedModel(), Workspace: ch13Workspace(t)})
-		if err != nil {
-			t.Fatalf("NewRuntime: %v", err)
-		}
-		return rt
-	})
+	rt := ch13NewRuntime(t, RuntimeOptions{Model: NewScriptedModel(), Workspace: ch13Workspace(t)})
 	defer rt.Close()
 	out := &ch13BrokenWriter{ok: 1}
 	stdin := strings.NewReader(`{"id":"1","type":"state"}` + "\n" + `{"id":"2","type":"state"}` + "\n")
@@ -1160,15 +1136,18 @@ func TestLab13_6_代理服务端_Flush(t *testing.T) {
 	}
 
 	// A client that goes away ends the model's stream: its context is the request's.
-	left := make(chan struct{})
+	left, gaveUp := make(chan struct{}), make(chan struct{})
 	waiting := ch13ModelFunc(func(ctx context.Context, req Request) *AssistantStream {
 		s := NewAssistantStream()
 		go func() {
 			defer s.Close()
 			s.Push(StartEvent{})
-			<-ctx.Done()
-			close(left)
-			s.Push(ErrorEvent{Message: AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: ctx.Err().Error()}})
+			select {
+			case <-ctx.Done():
+				close(left)
+			case <-gaveUp: // the test failed: end, so that the server can close
+			}
+			s.Push(ErrorEvent{Message: AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: "the client left"}})
 		}()
 		return s
 	})
@@ -1185,6 +1164,7 @@ func TestLab13_6_代理服务端_Flush(t *testing.T) {
 	select {
 	case <-left:
 	case <-time.After(ch13Deadline):
+		close(gaveUp)
 		t.Errorf("the client went away and the model's context was not cancelled within %v: ask the model with r.Context()", ch13Deadline)
 	}
 }
@@ -1262,15 +1242,20 @@ func ch13Rebuild(t *testing.T, wire ...string) ([]AssistantEvent, error) {
 	return events, nil
 }
 
-func TestLab13_7_重建消息_Recordings(t *testing.T) {
-	names := slices.Sorted(func(yield func(string) bool) {
+// ch13RecordingNames are the names of chapter 05's recordings of the OpenAI and Anthropic APIs,
+// sorted.
+func ch13RecordingNames() []string {
+	return slices.Sorted(func(yield func(string) bool) {
 		for name, rec := range ch05Recordings {
 			if (rec.api == APIOpenAI || rec.api == APIAnthropic) && !yield(name) {
 				return
 			}
 		}
 	})
-	for _, name := range names {
+}
+
+func TestLab13_7_重建消息_Recordings(t *testing.T) {
+	for _, name := range ch13RecordingNames() {
 		rec := ch05Recordings[name]
 		upstream, _ := ch05Serve(t, http.StatusOK, ch05RecordingBody(t, name))
 		direct, _ := ch05Collect(t, ch05Provider(t, rec.api, upstream).Stream(context.Background(), Request{Messages: []Message{UserText("hi")}}))
@@ -1322,14 +1307,7 @@ func TestLab13_7_重建消息_Refusals(t *testing.T) {
 
 func TestLab13_8_不挂起的客户端_Recordings(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	names := slices.Sorted(func(yield func(string) bool) {
-		for name, rec := range ch05Recordings {
-			if (rec.api == APIOpenAI || rec.api == APIAnthropic) && !yield(name) {
-				return
-			}
-		}
-	})
-	for _, name := range names {
+	for _, name := range ch13RecordingNames() {
 		rec := ch05Recordings[name]
 		upstream, _ := ch05Serve(t, http.StatusOK, ch05RecordingBody(t, name))
 		defer upstream.Close() // deferred: goleak, deferred first, runs after them even when a check fails
