@@ -70,14 +70,12 @@ func ServeRPC(ctx context.Context, rt *Runtime, stdin io.Reader, stdout io.Write
 			break
 		}
 		if errors.Is(err, errRPCLineTooLong) {
-			out.hold()
 			out.release(RPCResponse{Error: err.Error()})
 			continue
 		}
 		if err != nil {
-			rt.Agent.Abort()
-			_ = rt.Agent.WaitForIdle(context.Background())
-			return fmt.Errorf("tinypi: ServeRPC: reading stdin: %w", err)
+			// Reading failed: end as at the end of stdin, and say why.
+			return errors.Join(fmt.Errorf("tinypi: ServeRPC: reading stdin: %w", err), shutdownRPC(rt, out))
 		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -174,7 +172,7 @@ func (o *rpcWriter) hold() {
 	o.held = true
 }
 
-// release writes r, then the events queued since hold.
+// release writes r, then the events queued since hold (if any), and stops holding.
 func (o *rpcWriter) release(r RPCResponse) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
