@@ -24,6 +24,7 @@ var catalog = i18n.MustMerge(
 	diagnoseMessages,
 	doctorMessages,
 	fromMessages,
+	heldoutMessages,
 	knownMistakeMessages,
 	nextMessages,
 	placeMessages,

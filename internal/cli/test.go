@@ -26,7 +26,7 @@ var testMessages = i18n.Catalog{
 			"--lab runs one lab only; it takes an id (7.3) or a keyword (非执行终态). Exit code 1 when anything failed, the build failed\n" +
 			"or the test files were changed.",
 	},
-	"test.example":  {ZH: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07", EN: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07"},
+	"test.example":  {ZH: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07\n  course test --heldout ../tinypi-14", EN: "  course test\n  course test --lab 7.1\n  course test --lab 非执行终态 ../tinypi-07\n  course test --heldout ../tinypi-14"},
 	"test.flag.lab": {ZH: "只运行一个 Lab：编号（7.3）或关键词", EN: "run one lab only: its id (7.3) or keyword"},
 	"test.flag.all": {
 		ZH: "也运行前面各章的聚焦测试（用 --from 带入了自己代码的目录里，改坏前面的 Lab 立刻就能看到）",
@@ -38,7 +38,7 @@ var testMessages = i18n.Catalog{
 // testCommand is `course test [--lab ID] [DIR]`.
 func (a *app) testCommand() *cobra.Command {
 	var labFlag string
-	var all bool
+	var all, heldoutFlag bool
 	c := &cobra.Command{
 		Use:     "test [--lab ID] [DIR]",
 		Short:   a.p.text("test.short"),
@@ -49,6 +49,15 @@ func (a *app) testCommand() *cobra.Command {
 			root, b, ch, err := a.practiceChapter(dirArg(args))
 			if err != nil {
 				return err
+			}
+			if heldoutFlag {
+				if all || labFlag != "" {
+					return &usageError{a.p.text("heldout.flags")}
+				}
+				if err := a.requireGo(b.Course()); err != nil {
+					return err
+				}
+				return a.runHeldout(c.Context(), root, b, ch) // heldout.go
 			}
 			labs := ch.Labs
 			if all && labFlag != "" {
@@ -93,6 +102,7 @@ func (a *app) testCommand() *cobra.Command {
 	}
 	c.Flags().StringVar(&labFlag, "lab", "", a.p.text("test.flag.lab"))
 	c.Flags().BoolVar(&all, "all", false, a.p.text("test.flag.all"))
+	c.Flags().BoolVar(&heldoutFlag, "heldout", false, a.p.text("test.flag.heldout"))
 	a.addTimeoutFlag(c)
 	return c
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/learn-tinypi/course/internal/atomicfile"
 	"github.com/learn-tinypi/course/internal/cards"
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/heldout"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/signature"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -248,6 +249,9 @@ func (c *Cache) Key(b *tree.Builder, ch *manifest.Chapter, opts Options) (string
 		}
 	}
 	slices.Sort(cardDirs)
+	// The held-out cases and their harness (internal/heldout) are inputs of the held-out checks.
+	cardDirs = append(cardDirs, heldout.Dir(ch.Number))
+	paths = append(paths, heldout.HarnessPath)
 	for _, dir := range slices.Compact(cardDirs) {
 		err := fs.WalkDir(b.FS(), dir, func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {

@@ -353,7 +353,8 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 		},
 	}, languageTask(b, ch), textsTask(b, ch), countsTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
 	tasks = append(tasks, diagnosisTask(b, ch)...)
-	return append(tasks, regionTasks(b, ch)...) // devcheck_regions.go
+	tasks = append(tasks, heldoutTasks(b, ch)...) // devcheck_heldout.go
+	return append(tasks, regionTasks(b, ch)...)   // devcheck_regions.go
 }
 
 // sharedBuildEnv is gotest.OfflineEnv with -trimpath. Every check writes its tree into a

@@ -1,0 +1,2 @@
+#!/bin/sh
+grep -qx '2.0' version.txt

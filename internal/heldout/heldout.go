@@ -1,0 +1,250 @@
+// Package heldout runs a chapter's held-out evaluation cases against a learner's code. The cases
+// ship in the kit only (checkpoints/heldout/NN/<case>/, the format of the chapter's evaluation
+// cases plus verdict.json, the verdict the case must get); a run reports for each case only
+// whether the learner's verdict agrees with it, never the case's content.
+//
+// The learner's directory is never written to: the cases and a test harness
+// (checkpoints/heldout/heldout_test.go.txt) go to a temporary directory, and the harness joins
+// the learner's package through go's -overlay for one `go test` run.
+package heldout
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+)
+
+// Dir is where the held-out cases of a chapter live in the course content, by chapter number
+// ("14").
+func Dir(chapter string) string { return path.Join("checkpoints", "heldout", chapter) }
+
+// HarnessPath is the test harness in the course content.
+const HarnessPath = "checkpoints/heldout/heldout_test.go.txt"
+
+// harnessName is the file name the harness takes in the learner's package (through the overlay
+// only). It does not exist there: an existing file of that name is refused rather than hidden.
+const harnessName = "zz_course_heldout_test.go"
+
+// Verdict is what a case's judgement must be (verdict.json): whether it passes, the names of the
+// checks that fail in the order of the checks, how the run ended, its steps and tokens.
+type Verdict struct {
+	Pass   bool     `json:"pass"`
+	Failed []string `json:"failed"`
+	Reason string   `json:"reason"`
+	Steps  int      `json:"steps"`
+	Tokens int      `json:"tokens"`
+}
+
+// Case is one held-out case.
+type Case struct {
+	Name string // its directory name
+	Want Verdict
+	// Catches are the chapter's mutants (known wrong solutions) on which the case's verdict must
+	// differ from Want: course dev check proves it, and that there are at least MinCatches.
+	Catches []string
+}
+
+// MinCatches is how many wrong solutions each held-out case must catch.
+const MinCatches = 3
+
+// verdictFile is verdict.json.
+type verdictFile struct {
+	Verdict
+	Catches []string `json:"catches"`
+}
+
+// Load returns the held-out cases of chapter in content, in the order of their names; none (and no
+// error) when the chapter has none.
+func Load(content fs.FS, chapter string) ([]Case, error) {
+	entries, err := fs.ReadDir(content, Dir(chapter))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("held-out cases of chapter %s: %w", chapter, err)
+	}
+	var cases []Case
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		data, err := fs.ReadFile(content, path.Join(Dir(chapter), e.Name(), "verdict.json"))
+		if err != nil {
+			return nil, fmt.Errorf("held-out case %s: %w", e.Name(), err)
+		}
+		var v verdictFile
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("held-out case %s: verdict.json: %w", e.Name(), err)
+		}
+		if v.Failed == nil {
+			v.Failed = []string{}
+		}
+		cases = append(cases, Case{Name: e.Name(), Want: v.Verdict, Catches: v.Catches})
+	}
+	return cases, nil
+}
+
+// Outcome is the result of one case: whether the learner's verdict agrees with the right one, and
+// when there was no verdict, why (a lab's pending message, or that the case could not run).
+type Outcome struct {
+	Case    string
+	Agrees  bool
+	Problem string
+}
+
+// ErrBuild is returned (wrapped, with go's output) when the learner's package does not build with
+// the harness.
+var ErrBuild = errors.New("the package does not build")
+
+// Options says how Run runs.
+type Options struct {
+	// Env is added to go's environment (the kit's offline settings, for one).
+	Env []string
+	// Timeout bounds the whole go test run.
+	Timeout time.Duration
+}
+
+// Run runs cases (of chapter, in content) against the Go package in moduleDir and returns one
+// outcome per case, in the order of cases.
+func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, moduleDir string, opts Options) ([]Outcome, error) {
+	if _, err := os.Lstat(filepath.Join(moduleDir, harnessName)); err == nil {
+		return nil, fmt.Errorf("%s already exists in %s; the held-out run needs the name", harnessName, moduleDir)
+	}
+	tmp, err := os.MkdirTemp("", "course-heldout-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	casesDir := filepath.Join(tmp, "cases")
+	for _, c := range cases {
+		sub, err := fs.Sub(content, path.Join(Dir(chapter), c.Name))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.CopyFS(filepath.Join(casesDir, c.Name), sub); err != nil {
+			return nil, fmt.Errorf("held-out case %s: %w", c.Name, err)
+		}
+	}
+	harness, err := fs.ReadFile(content, HarnessPath)
+	if err != nil {
+		return nil, err
+	}
+	harnessFile := filepath.Join(tmp, harnessName)
+	if err := os.WriteFile(harnessFile, harness, 0o644); err != nil {
+		return nil, err
+	}
+	absModule, err := filepath.Abs(moduleDir)
+	if err != nil {
+		return nil, err
+	}
+	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(absModule, harnessName): harnessFile}})
+	if err != nil {
+		return nil, err
+	}
+	overlayFile := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		return nil, err
+	}
+	outFile := filepath.Join(tmp, "outcomes.jsonl")
+	env := append(slices.Clone(opts.Env), "TINYPI_HELDOUT_DIR="+casesDir, "TINYPI_HELDOUT_OUT="+outFile)
+	report, err := gotest.Run(ctx, gotest.Options{Dir: moduleDir, Run: "^TestHeldoutCases$", Overlay: overlayFile,
+		Fresh: true, Env: env, Timeout: opts.Timeout, SkipTestVet: true, Unoptimized: true})
+	if err != nil {
+		return nil, err
+	}
+	if report.BuildFailed {
+		return nil, fmt.Errorf("%w:\n%s", ErrBuild, report.BuildOutput)
+	}
+	got, err := readOutcomes(outFile)
+	if err != nil {
+		return nil, err
+	}
+	outcomes := make([]Outcome, 0, len(cases))
+	for _, c := range cases {
+		outcomes = append(outcomes, judge(c, got[c.Name]))
+	}
+	return outcomes, nil
+}
+
+// harnessOutcome is one line the harness writes.
+type harnessOutcome struct {
+	Case   string   `json:"case"`
+	Pass   bool     `json:"pass"`
+	Failed []string `json:"failed"`
+	Reason string   `json:"reason"`
+	Steps  int      `json:"steps"`
+	Tokens int      `json:"tokens"`
+	Error  string   `json:"error"`
+	Panic  string   `json:"panic"`
+}
+
+// maxOutcomeBytes bounds the harness's output file: a few lines per case.
+const maxOutcomeBytes = 1 << 20
+
+// readOutcomes reads the harness's lines, by case.
+func readOutcomes(file string) (map[string]*harnessOutcome, error) {
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return map[string]*harnessOutcome{}, nil // the harness did not get to write: every case has no verdict
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	out := map[string]*harnessOutcome{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, maxOutcomeBytes)
+	for sc.Scan() {
+		var o harnessOutcome
+		if err := json.Unmarshal(sc.Bytes(), &o); err != nil {
+			return nil, fmt.Errorf("held-out run: %w", err)
+		}
+		out[o.Case] = &o
+	}
+	return out, sc.Err()
+}
+
+// pendingRE finds a stub's pending message.
+var pendingRE = regexp.MustCompile(`Lab \d+\.\d+ .*?尚未实现`)
+
+// judge compares what the learner's code gave for c with c's verdict.
+func judge(c Case, got *harnessOutcome) Outcome {
+	o := Outcome{Case: c.Name}
+	switch {
+	case got == nil:
+		o.Problem = "no verdict"
+	case got.Panic != "":
+		if msg := pendingRE.FindString(got.Panic); msg != "" {
+			o.Problem = msg
+		} else {
+			o.Problem = "panic"
+		}
+	case got.Error != "":
+		if msg := pendingRE.FindString(got.Error); msg != "" {
+			o.Problem = msg
+		} else {
+			o.Problem = "no verdict"
+		}
+	default:
+		if got.Failed == nil {
+			got.Failed = []string{}
+		}
+		o.Agrees = got.Pass == c.Want.Pass && slices.Equal(got.Failed, c.Want.Failed) && got.Reason == c.Want.Reason &&
+			got.Steps == c.Want.Steps && got.Tokens == c.Want.Tokens
+	}
+	return o
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/learn-tinypi/course/solutions/tinypi"
+)
+
+// runEval is `tinypi eval [-json FILE] [-live] DIR`: it runs the evaluation cases in DIR (chapter
+// 14) with their scripts, or with the configured provider under -live, shows a line per case as
+// it is judged, then the table; -json writes the report too. The exit status is 0 when every case
+// passed, 1 otherwise. A panic while the suite runs (in a practice directory, a lab of chapter 14
+// not written yet) is one line too, not a stack trace.
+func runEval(ctx context.Context, args []string, e env) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			code = e.failf(exitCannotStart, "eval: %v", p)
+		}
+	}()
+	fs := flag.NewFlagSet("tinypi eval", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	jsonOut := fs.String("json", "", "also write the report as JSON to this new `file`")
+	live := fs.Bool("live", false, "ask the configured provider instead of the cases' scripts")
+	var cfg config
+	fs.StringVar(&cfg.provider, "provider", envOr(e, "TINYPI_PROVIDER", tinypi.APIOpenAI), "with -live: the provider's wire format: openai or anthropic")
+	fs.StringVar(&cfg.model, "model", e.getenv("TINYPI_MODEL"), "with -live: the provider's model `name`")
+	fs.StringVar(&cfg.baseURL, "base-url", e.getenv("TINYPI_BASE_URL"), "with -live: the provider's base `url`")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return e.failf(exitUsage, "eval: %v", err)
+	}
+	if fs.NArg() != 1 {
+		return e.failf(exitUsage, "eval: want one directory of cases, got %d arguments", fs.NArg())
+	}
+	if *jsonOut != "" {
+		if _, err := os.Lstat(*jsonOut); err == nil {
+			return e.failf(exitCannotStart, "eval: %s exists; tinypi does not overwrite it", *jsonOut)
+		}
+	}
+	cases, err := tinypi.LoadEvalSuite(fs.Arg(0))
+	if err != nil {
+		return e.failf(exitCannotStart, "%v", err)
+	}
+	var opts tinypi.EvalOptions
+	if *live {
+		if opts.Model, err = newModel(cfg, e); err != nil {
+			return e.failf(exitCannotStart, "%v", err)
+		}
+		opts.SystemPrompt = systemPrompt
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go cancelOnInterrupt(runCtx, e, cancel)
+	report := tinypi.RunEvalSuite(runCtx, cases, opts, e.stderr)
+	if err := tinypi.WriteEvalTable(e.stdout, report); err != nil {
+		return e.failf(exitCannotStart, "eval: %v", err)
+	}
+	if *jsonOut != "" {
+		data, err := json.MarshalIndent(report, "", "  ")
+		if err != nil {
+			return e.failf(exitCannotStart, "eval: %v", err)
+		}
+		f, err := os.OpenFile(*jsonOut, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return e.failf(exitCannotStart, "eval: %v", err)
+		}
+		_, werr := f.Write(append(data, '\n'))
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			os.Remove(*jsonOut)
+			return e.failf(exitCannotStart, "eval: %v", werr)
+		}
+	}
+	if runCtx.Err() != nil {
+		fmt.Fprintln(e.stderr, "tinypi: eval interrupted")
+		return exitInterrupted
+	}
+	if report.Failed > 0 {
+		return 1
+	}
+	return 0
+}

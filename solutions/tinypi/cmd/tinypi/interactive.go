@@ -1,0 +1,175 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/learn-tinypi/course/solutions/tinypi"
+)
+
+// maxInputLine bounds one line typed at the prompt.
+const maxInputLine = 1 << 20
+
+// interactive reads prompts from stdin, one per line, and runs each, showing the answer as it
+// streams and each tool call and its result as they happen. Ctrl-C during a run aborts the run
+// and returns to the prompt; a second Ctrl-C before it has ended, or one at the prompt, ends the
+// program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
+// run, 0 when there was none.
+func interactive(ctx context.Context, rt *tinypi.Runtime, e env) int {
+	view := &terminalView{out: e.stdout, errOut: e.stderr, atLineStart: true}
+	unsubscribe := rt.Agent.Subscribe(view.show)
+	defer unsubscribe()
+
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(e.stdin)
+		sc.Buffer(nil, maxInputLine)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+
+	status := 0
+	for {
+		fmt.Fprint(e.stdout, "› ")
+		var line string
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				fmt.Fprintln(e.stdout)
+				return status
+			}
+			line = strings.TrimSpace(l)
+		case <-e.interrupts:
+			fmt.Fprintln(e.stdout)
+			return exitInterrupted
+		}
+		switch line {
+		case "":
+			continue
+		case "/quit", "/exit":
+			return status
+		}
+		if err := rt.Agent.Prompt(ctx, tinypi.UserText(line)); err != nil {
+			fmt.Fprintf(e.stderr, "tinypi: %v\n", err)
+			status = exitCannotStart
+			continue
+		}
+		idle := make(chan struct{})
+		go func() {
+			rt.Agent.WaitForIdle(context.Background())
+			close(idle)
+		}()
+		aborting := false
+	wait:
+		for {
+			select {
+			case <-idle:
+				break wait
+			case <-e.interrupts:
+				if aborting {
+					view.endLine()
+					return exitInterrupted
+				}
+				aborting = true
+				rt.Agent.Abort()
+				view.note("^C: aborting the run; press Ctrl-C again to quit")
+			}
+		}
+		status = tinypi.ExitStatus(view.lastReason)
+	}
+}
+
+// terminalView shows a run's events as text. Its methods are called on the agent's delivery
+// goroutine, one at a time, and by interactive only while no run is active.
+type terminalView struct {
+	out, errOut io.Writer
+	atLineStart bool
+	lastReason  tinypi.RunReason
+}
+
+// show renders one event.
+func (v *terminalView) show(ev tinypi.AgentEvent) {
+	switch ev := ev.(type) {
+	case tinypi.RunLoopEvent:
+		switch le := ev.Event.(type) {
+		case tinypi.ModelEvent:
+			if d, ok := le.Event.(tinypi.TextDeltaEvent); ok && d.Delta != "" {
+				fmt.Fprint(v.out, d.Delta)
+				v.atLineStart = strings.HasSuffix(d.Delta, "\n")
+			}
+		case tinypi.ToolStartEvent:
+			v.endLine()
+			fmt.Fprintf(v.out, "→ %s %s\n", le.Call.Name, callSummary(le.Call))
+		case tinypi.ToolEndEvent:
+			v.result("←", le.Result)
+		case tinypi.ToolSkippedEvent:
+			v.result("skipped", le.Result)
+		}
+	case tinypi.RunEndEvent:
+		v.endLine()
+		v.lastReason = ev.Reason
+		if ev.Reason != tinypi.RunStop {
+			msg := "tinypi: the run ended with " + string(ev.Reason)
+			if ev.Error != "" {
+				msg += ": " + ev.Error
+			}
+			fmt.Fprintln(v.errOut, msg)
+		}
+	}
+}
+
+// result shows a tool result in one line: ok or error, and the first line of its text.
+func (v *terminalView) result(prefix string, r tinypi.ToolResultMessage) {
+	v.endLine()
+	mark := "ok"
+	if r.IsError {
+		mark = "error"
+	}
+	fmt.Fprintf(v.out, "%s %s %s: %s\n", prefix, r.ToolName, mark, clipLine(tinypi.TextOf(r.Content)))
+}
+
+// note writes a line of the program's own.
+func (v *terminalView) note(text string) {
+	v.endLine()
+	fmt.Fprintln(v.errOut, text)
+}
+
+// endLine ends a line of streamed text, so that what follows starts a line of its own.
+func (v *terminalView) endLine() {
+	if !v.atLineStart {
+		fmt.Fprintln(v.out)
+		v.atLineStart = true
+	}
+}
+
+// callSummary is what a call works on: bash's command, the other tools' path.
+func callSummary(c tinypi.ToolCall) string {
+	var args struct {
+		Command string `json:"command"`
+		Path    string `json:"path"`
+	}
+	if json.Unmarshal([]byte(c.Arguments), &args) != nil {
+		return ""
+	}
+	if args.Command != "" {
+		return clipLine(args.Command)
+	}
+	return clipLine(args.Path)
+}
+
+// clipLine is the first line of s, at most 100 characters.
+func clipLine(s string) string {
+	line, _, more := strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(line); len(r) > 100 {
+		return string(r[:100]) + "…"
+	} else if more {
+		return line + " …"
+	}
+	return line
+}

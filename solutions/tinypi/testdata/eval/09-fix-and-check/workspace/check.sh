@@ -1,0 +1,2 @@
+#!/bin/sh
+grep -qx 'result = 2' calc.txt

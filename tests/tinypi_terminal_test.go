@@ -1,0 +1,126 @@
+package tests
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// terminalDeadline bounds each wait for the terminal to show something: tinypi answers from a
+// script in milliseconds, so only a broken program takes it.
+const terminalDeadline = 15 * time.Second
+
+// tmuxTerminal is tinypi running in a terminal of a private tmux server.
+type tmuxTerminal struct {
+	t      *testing.T
+	socket string
+}
+
+func (term *tmuxTerminal) tmux(args ...string) string {
+	term.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", term.socket}, args...)...).CombinedOutput()
+	if err != nil {
+		term.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// screen is what the terminal shows, its history included.
+func (term *tmuxTerminal) screen() string {
+	return term.tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", "tinypi")
+}
+
+// waitFor waits until the terminal shows text count times, and returns the screen.
+func (term *tmuxTerminal) waitFor(text string, count int) string {
+	term.t.Helper()
+	deadline := time.Now().Add(terminalDeadline)
+	for {
+		s := term.screen()
+		if strings.Count(s, text) >= count {
+			return s
+		}
+		if time.Now().After(deadline) {
+			term.t.Fatalf("the terminal does not show %q %d times within %v; it shows:\n%s", text, count, terminalDeadline, s)
+		}
+		time.Sleep(20 * time.Millisecond) // the terminal has no event to wait on: look again
+	}
+}
+
+// exitStatus waits for tinypi to end and returns its exit status.
+func (term *tmuxTerminal) exitStatus() string {
+	term.t.Helper()
+	deadline := time.Now().Add(terminalDeadline)
+	for {
+		out := strings.Fields(term.tmux("display-message", "-p", "-t", "tinypi", "#{pane_dead} #{pane_dead_status}"))
+		if len(out) == 2 && out[0] == "1" {
+			return out[1]
+		}
+		if time.Now().After(deadline) {
+			term.t.Fatalf("tinypi is still running %v after the last Ctrl-C; the terminal shows:\n%s", terminalDeadline, term.screen())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestTinypiTerminal drives tinypi at its prompt in a real terminal: the calls show while the
+// run works, Ctrl-C aborts the run and not the program, the next prompt runs, and a Ctrl-C at the
+// prompt ends it with 130; the session on disk ends the aborted turn.
+func TestTinypiTerminal(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is needed for the terminal test (.ci/run installs it)")
+		}
+		t.Skip("no tmux here")
+	}
+	bin := buildTinypi(t)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	err := os.WriteFile(script, []byte(
+		`{"role":"assistant","content":[{"type":"text","text":"Starting the slow job."},{"type":"toolCall","id":"c1","name":"bash","arguments":"{\"command\":\"echo started; sleep 60\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+			`{"role":"assistant","content":[{"type":"text","text":"Still here after the abort."}],"stopReason":"stop","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(t.TempDir(), "s.jsonl")
+	term := &tmuxTerminal{t: t, socket: fmt.Sprintf("tinypi-test-%d", os.Getpid())}
+	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tinypi", "-x", "150", "-y", "40", "-c", repo,
+		filepath.Join(bin, "tinypi"), "-scripted", script, "-session", session)
+	t.Cleanup(func() { exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
+	term.tmux("set-option", "-t", "tinypi", "remain-on-exit", "on")
+
+	term.waitFor("› ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "run the slow job", "Enter")
+	// The text and the call show while the run is still working (the command sleeps a minute).
+	term.waitFor("Starting the slow job.", 1)
+	term.waitFor("→ bash echo started; sleep 60", 1)
+
+	term.tmux("send-keys", "-t", "tinypi", "C-c")
+	term.waitFor("^C: aborting the run; press Ctrl-C again to quit", 1)
+	term.waitFor("tinypi: the run ended with aborted", 1)
+	term.waitFor("› ", 2)
+
+	term.tmux("send-keys", "-t", "tinypi", "are you there?", "Enter")
+	term.waitFor("Still here after the abort.", 1)
+	term.waitFor("› ", 3)
+
+	term.tmux("send-keys", "-t", "tinypi", "C-c")
+	if got := term.exitStatus(); got != "130" {
+		t.Fatalf("exit status after a Ctrl-C at the prompt: %s, want 130; the terminal shows:\n%s", got, term.screen())
+	}
+	log, err := os.ReadFile(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"type":"tool/result"`, `"reason":"aborted"`, `Still here after the abort.`} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the session file lacks %s:\n%s", want, log)
+		}
+	}
+}
