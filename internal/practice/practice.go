@@ -26,6 +26,7 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/learn-tinypi/course/internal/heldout"
 	"github.com/learn-tinypi/course/internal/history"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -38,6 +39,10 @@ const (
 	gitignorePath      = ".gitignore"
 	learningTemplate   = "practice/LEARNING.md.tmpl"
 	learningTemplateEN = "practice/LEARNING.en.md.tmpl"
+	// AssistantGuidePath is the guide for a learner's coding assistant (AGENTS.md, the name such
+	// assistants look for), rendered from assistantTemplate.
+	AssistantGuidePath = "AGENTS.md"
+	assistantTemplate  = "practice/AGENTS.md.tmpl"
 	gitignoreSource    = "practice/gitignore"
 )
 
@@ -252,6 +257,13 @@ func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, lan
 	if err := add(learningPath, learning); err != nil {
 		return nil, err
 	}
+	guide, err := RenderAssistantGuide(content, b.Course(), ch)
+	if err != nil {
+		return nil, err
+	}
+	if err := add(AssistantGuidePath, guide); err != nil {
+		return nil, err
+	}
 	gitignore, err := fs.ReadFile(content, gitignoreSource)
 	if err != nil {
 		return nil, fmt.Errorf("practice .gitignore template: %w", err)
@@ -294,11 +306,13 @@ func cardPath(lab *manifest.Lab, lang string) string {
 	return "labs/" + path.Base(lab.CardPath(lang))
 }
 
-// learningData is what practice/LEARNING.md.tmpl is rendered with.
+// learningData is what practice/LEARNING.md.tmpl and practice/AGENTS.md.tmpl are rendered with.
 type learningData struct {
 	Module  string
 	Chapter *manifest.Chapter
 	Labs    []learningLab
+	// Heldout is true when the chapter has held-out cases (course test --heldout).
+	Heldout bool
 }
 
 // learningLab is one lab as LEARNING.md shows it.
@@ -317,15 +331,28 @@ func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter, lan
 	if lang == "en" {
 		name = learningTemplateEN
 	}
+	return renderTemplate(content, name, c, ch)
+}
+
+// RenderAssistantGuide renders AGENTS.md, the guide for a learner's coding assistant, for ch:
+// what the chapter and each lab ask, the kit's commands that give honest feedback, and the
+// rules (never write a lab, never edit the focused tests, answer with the next hint).
+func RenderAssistantGuide(content fs.FS, c *manifest.Course, ch *manifest.Chapter) ([]byte, error) {
+	return renderTemplate(content, assistantTemplate, c, ch)
+}
+
+// renderTemplate renders the practice template name for ch.
+func renderTemplate(content fs.FS, name string, c *manifest.Course, ch *manifest.Chapter) ([]byte, error) {
 	text, err := fs.ReadFile(content, name)
 	if err != nil {
-		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
+		return nil, fmt.Errorf("practice template %s: %w", name, err)
 	}
 	tmpl, err := template.New(name).Option("missingkey=error").Parse(string(text))
 	if err != nil {
-		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
+		return nil, fmt.Errorf("practice template %s: %w", name, err)
 	}
-	data := learningData{Module: c.Module, Chapter: ch}
+	heldoutCases, err := fs.ReadDir(content, heldout.Dir(ch.Number))
+	data := learningData{Module: c.Module, Chapter: ch, Heldout: err == nil && len(heldoutCases) > 0}
 	for _, lab := range ch.Labs {
 		data.Labs = append(data.Labs, learningLab{
 			Lab:            lab,
@@ -338,7 +365,7 @@ func renderLearning(content fs.FS, c *manifest.Course, ch *manifest.Chapter, lan
 	}
 	var buf bytes.Buffer
 	if err := tmpl.Execute(&buf, data); err != nil {
-		return nil, fmt.Errorf("practice LEARNING.md template: %w", err)
+		return nil, fmt.Errorf("practice template %s: %w", name, err)
 	}
 	return buf.Bytes(), nil
 }

@@ -102,7 +102,7 @@ func TestLab2_2_Width(t *testing.T) { _ = Width("a") }
 		"docs/01-base.md":   file("# 基础\n"),
 		"docs/02-words.md":  file("# 单词\n"),
 	}
-	for _, name := range []string{"go.mod", "go.sum", "practice/LEARNING.md.tmpl", "practice/LEARNING.en.md.tmpl", "practice/gitignore"} {
+	for _, name := range []string{"go.mod", "go.sum", "practice/LEARNING.md.tmpl", "practice/LEARNING.en.md.tmpl", "practice/AGENTS.md.tmpl", "practice/gitignore"} {
 		data, err := fs.ReadFile(course.Content(), name)
 		require.NoError(t, err)
 		fsys[name] = &fstest.MapFile{Data: data}
@@ -156,7 +156,7 @@ func TestCreate(t *testing.T) {
 
 	starter, err := f.b.Starter(f.ch)
 	require.NoError(t, err)
-	want := append(starter.Paths(), ".course/practice.json", ".gitignore", "LEARNING.md",
+	want := append(starter.Paths(), ".course/practice.json", ".gitignore", "AGENTS.md", "LEARNING.md",
 		"labs/2.1.en.md", "labs/2.1.md", "labs/2.2.en.md", "labs/2.2.md")
 	slices.Sort(want)
 	got := files(t, dir)
