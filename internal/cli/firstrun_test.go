@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/manifest"
 )
 
 // TestPracticeSaysHowToInstallCourse: the README's first command runs the kit with go run, so
@@ -11,6 +15,26 @@ import (
 // with the command that installs it.
 func TestPracticeSaysHowToInstallCourse(t *testing.T) {
 	install := `  go install ./cmd/course && export PATH="$PATH:$(go env GOPATH)/bin"`
+	// One whole practice run, with course not on PATH (as after `go run ./cmd/course`): the
+	// output has the install command. Building a practice directory takes seconds under the
+	// race detector, so the other case below prints the same next steps without building one.
+	dir := filepath.Join(t.TempDir(), "p00")
+	code, stdout, stderr := runCourse(t, map[string]string{"LANG": "en_US.UTF-8"}, lookOnly(map[string]string{"git": "/usr/bin/git"}), "practice", "00", dir) // the first chapter: the shortest history to build
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if !strings.Contains(stdout, install) || !strings.Contains(stdout, "&& course status") {
+		t.Errorf("course not on PATH: the output lacks the install command or the course status advice:\n%s", stdout)
+	}
+
+	c, err := manifest.Load(course.Content())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := c.Chapter("00")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name        string
 		found       map[string]string
@@ -20,16 +44,14 @@ func TestPracticeSaysHowToInstallCourse(t *testing.T) {
 		{"course installed", map[string]string{"git": "/usr/bin/git", "course": "/home/me/go/bin/course"}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := filepath.Join(t.TempDir(), "p00")
-			code, stdout, stderr := runCourse(t, map[string]string{"LANG": "en_US.UTF-8"}, lookOnly(tt.found), "practice", "00", dir) // the first chapter: the shortest history to build
-			if code != exitOK {
-				t.Fatalf("exit %d, stderr %q", code, stderr)
+			var out strings.Builder
+			a := &app{p: printer{lang: langEN}, stdout: &out, stderr: io.Discard, look: lookOnly(tt.found)}
+			a.printPracticeNext("p00", ch)
+			if got := strings.Contains(out.String(), install); got != tt.wantInstall {
+				t.Errorf("output has the install command: %v, want %v:\n%s", got, tt.wantInstall, out.String())
 			}
-			if got := strings.Contains(stdout, install); got != tt.wantInstall {
-				t.Errorf("output has the install command: %v, want %v:\n%s", got, tt.wantInstall, stdout)
-			}
-			if !strings.Contains(stdout, "&& course status") {
-				t.Errorf("output lacks the course status advice:\n%s", stdout)
+			if !strings.Contains(out.String(), "&& course status") {
+				t.Errorf("output lacks the course status advice:\n%s", out.String())
 			}
 		})
 	}

@@ -47,41 +47,49 @@ func (a *app) practiceCommand() *cobra.Command {
 			if plan != nil {
 				a.printCarried(plan)
 			}
-			fmt.Fprintln(a.stdout)
-			fmt.Fprintln(a.stdout, p.text("practice.read"))
-			fmt.Fprintln(a.stdout, "  "+filepath.Join(dir, "LEARNING.md"))
-			if len(ch.Labs) > 0 {
-				first := ch.Labs[0]
-				fmt.Fprintln(a.stdout, "  "+filepath.Join(dir, filepath.FromSlash(a.cardPath(first))))
-				fmt.Fprintln(a.stdout)
-				if ch.Observe() {
-					// Nothing is stubbed: the learner runs the chapter's programs and its
-					// tests, which pass from the start.
-					fmt.Fprintln(a.stdout, p.text("practice.observe"))
-					for _, program := range chapterPrograms(ch) {
-						fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && go run ./"+program)
-					}
-					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+practice.TestCommand(first))
-				} else {
-					meaning := ""
-					if p.lang != langZH {
-						meaning = ", " + practice.PendingMeaning(first)
-					}
-					fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage(), meaning))
-					fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+practice.TestCommand(first))
-				}
-			}
-			fmt.Fprintln(a.stdout)
-			if _, err := a.lookPath("course"); err != nil {
-				// Run with `go run ./cmd/course`: course is not a command the shell knows yet.
-				fmt.Fprintln(a.stdout, p.text("practice.install", installCommand))
-			}
-			fmt.Fprintln(a.stdout, p.text("practice.then", "cd "+shellQuote(dir)+" && course status"))
+			a.printPracticeNext(dir, ch)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", a.p.text("practice.flag.from"))
 	return c
+}
+
+// printPracticeNext says what to do in the new practice directory dir of ch: what to read, the
+// first red light (or, in an observe chapter, the programs and tests to run), how to install
+// course when it is not a command yet, and course status.
+func (a *app) printPracticeNext(dir string, ch *manifest.Chapter) {
+	p := a.p
+	fmt.Fprintln(a.stdout)
+	fmt.Fprintln(a.stdout, p.text("practice.read"))
+	fmt.Fprintln(a.stdout, "  "+filepath.Join(dir, "LEARNING.md"))
+	if len(ch.Labs) > 0 {
+		first := ch.Labs[0]
+		fmt.Fprintln(a.stdout, "  "+filepath.Join(dir, filepath.FromSlash(a.cardPath(first))))
+		fmt.Fprintln(a.stdout)
+		if ch.Observe() {
+			// Nothing is stubbed: the learner runs the chapter's programs and its
+			// tests, which pass from the start.
+			fmt.Fprintln(a.stdout, p.text("practice.observe"))
+			for _, program := range chapterPrograms(ch) {
+				fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && go run ./"+program)
+			}
+			fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+practice.TestCommand(first))
+		} else {
+			meaning := ""
+			if p.lang != langZH {
+				meaning = ", " + practice.PendingMeaning(first)
+			}
+			fmt.Fprintln(a.stdout, p.text("practice.red", first.PendingMessage(), meaning))
+			fmt.Fprintln(a.stdout, "  cd "+shellQuote(dir)+" && "+practice.TestCommand(first))
+		}
+	}
+	fmt.Fprintln(a.stdout)
+	if _, err := a.lookPath("course"); err != nil {
+		// Run with `go run ./cmd/course`: course is not a command the shell knows yet.
+		fmt.Fprintln(a.stdout, p.text("practice.install", installCommand))
+	}
+	fmt.Fprintln(a.stdout, p.text("practice.then", "cd "+shellQuote(dir)+" && course status"))
 }
 
 // installCommand installs the course command from the kit's root and puts go's bin directory on
