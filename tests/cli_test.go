@@ -37,17 +37,7 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			// Share the host's caches so the go commands in scripts build offline and fast;
-			// everything else is pinned so that no script can reach the network.
-			for _, kv := range goEnv {
-				env.Setenv(kv[0], kv[1])
-			}
-			env.Setenv("GOFLAGS", "-mod=readonly")
-			env.Setenv("GOPROXY", "off")
-			env.Setenv("GOWORK", "off")
-			env.Setenv("GOTOOLCHAIN", "local")
-			env.Setenv("GOSUMDB", "off")
-			env.Setenv("NO_COLOR", "1")
+			setOfflineEnv(env, goEnv)
 			course, err := exec.LookPath("course")
 			if err != nil {
 				return fmt.Errorf("finding the course command testscript installed: %w", err)
@@ -66,6 +56,20 @@ func TestScripts(t *testing.T) {
 			"labwrite":    cmdLabWrite,  // labcode_test.go
 		},
 	})
+}
+
+// setOfflineEnv shares the host's caches (goEnv) with a script, so that the go commands in it
+// build offline and fast, and pins everything else so that no script can reach the network.
+func setOfflineEnv(env *testscript.Env, goEnv [][2]string) {
+	for _, kv := range goEnv {
+		env.Setenv(kv[0], kv[1])
+	}
+	env.Setenv("GOFLAGS", "-mod=readonly")
+	env.Setenv("GOPROXY", "off")
+	env.Setenv("GOWORK", "off")
+	env.Setenv("GOTOOLCHAIN", "local")
+	env.Setenv("GOSUMDB", "off")
+	env.Setenv("NO_COLOR", "1")
 }
 
 // hostGoEnv returns the host's module cache, build cache and GOPATH, which scripts share.

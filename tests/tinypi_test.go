@@ -39,14 +39,7 @@ func TestTinypi(t *testing.T) {
 		RequireExplicitExec: true,
 		RequireUniqueNames:  true,
 		Setup: func(env *testscript.Env) error {
-			for _, kv := range goEnv {
-				env.Setenv(kv[0], kv[1])
-			}
-			env.Setenv("GOFLAGS", "-mod=readonly")
-			env.Setenv("GOPROXY", "off")
-			env.Setenv("GOWORK", "off")
-			env.Setenv("GOTOOLCHAIN", "local")
-			env.Setenv("NO_COLOR", "1")
+			setOfflineEnv(env, goEnv)
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("KIT", kit)
 			for _, name := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TINYPI_PROVIDER", "TINYPI_MODEL", "TINYPI_BASE_URL", "TINYPI_PROXY_URL"} {

@@ -27,15 +27,7 @@ const ch14Deadline = 5 * time.Second
 func ch14Tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for p, content := range files {
-		full := filepath.Join(dir, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ch12rWrite(t, dir, files)
 	return dir
 }
 
@@ -298,21 +290,26 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 	}
 }
 
-func TestLab14_3_预算_Counts(t *testing.T) {
+// ch14BudgetLog is the log of lab 14.3's tests: four assistant messages, two calls with their
+// results, a later user message. Usage.Total counts cached input too: it is more than Input +
+// Output here.
+func ch14BudgetLog() []SessionEvent {
 	a := ch14Bash("c1", "ls")
-	// Usage.Total counts cached input too: it is more than Input + Output here.
-	events := ch14Log(ch14User(), ch14Assistant(400, a), ch14Call(a), ch14Result(2, "c1", false),
+	return ch14Log(ch14User(), ch14Assistant(400, a), ch14Call(a), ch14Result(2, "c1", false),
 		ch14Assistant(500, a), ch14Call(a), ch14Result(5, "c1", false), ch14Assistant(300),
 		SessionEvent{Type: EventUserMessage, Message: UserText("and then?")}, ch14Assistant(0))
-	for _, tt := range []struct {
-		budget EvalBudget
-		want   string
-	}{
-		{EvalBudget{}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
-		{EvalBudget{Steps: 4, Tokens: 1200}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
-		{EvalBudget{Steps: 4}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
-		{EvalBudget{Tokens: 1200}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
-	} {
+}
+
+// ch14BudgetCase is one budget and what CheckBudget must return for ch14BudgetLog.
+type ch14BudgetCase struct {
+	budget EvalBudget
+	want   string
+}
+
+func ch14CheckBudgets(t *testing.T, cases []ch14BudgetCase) {
+	t.Helper()
+	events := ch14BudgetLog()
+	for _, tt := range cases {
 		got := callLab(t, func() string {
 			check, steps, tokens := CheckBudget(events, tt.budget)
 			return fmt.Sprintf("%s %d steps %d tokens", ch14CheckString(check), steps, tokens)
@@ -323,27 +320,21 @@ func TestLab14_3_预算_Counts(t *testing.T) {
 	}
 }
 
+func TestLab14_3_预算_Counts(t *testing.T) {
+	ch14CheckBudgets(t, []ch14BudgetCase{
+		{EvalBudget{}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
+		{EvalBudget{Steps: 4, Tokens: 1200}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
+		{EvalBudget{Steps: 4}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
+		{EvalBudget{Tokens: 1200}, `{Name:"budget" Pass:true Detail:""} 4 steps 1200 tokens`},
+	})
+}
+
 func TestLab14_3_预算_Over(t *testing.T) {
-	a := ch14Bash("c1", "ls")
-	events := ch14Log(ch14User(), ch14Assistant(400, a), ch14Call(a), ch14Result(2, "c1", false),
-		ch14Assistant(500, a), ch14Call(a), ch14Result(5, "c1", false), ch14Assistant(300),
-		SessionEvent{Type: EventUserMessage, Message: UserText("and then?")}, ch14Assistant(0))
-	for _, tt := range []struct {
-		budget EvalBudget
-		want   string
-	}{
+	ch14CheckBudgets(t, []ch14BudgetCase{
 		{EvalBudget{Steps: 3, Tokens: 1200}, `{Name:"budget" Pass:false Detail:"4 steps, budget 3"} 4 steps 1200 tokens`},
 		{EvalBudget{Steps: 4, Tokens: 1199}, `{Name:"budget" Pass:false Detail:"1200 tokens, budget 1199"} 4 steps 1200 tokens`},
 		{EvalBudget{Steps: 1, Tokens: 100}, `{Name:"budget" Pass:false Detail:"4 steps, budget 1; 1200 tokens, budget 100"} 4 steps 1200 tokens`},
-	} {
-		got := callLab(t, func() string {
-			check, steps, tokens := CheckBudget(events, tt.budget)
-			return fmt.Sprintf("%s %d steps %d tokens", ch14CheckString(check), steps, tokens)
-		})
-		if got != tt.want {
-			t.Fatalf("budget %+v: got %s, want %s", tt.budget, got, tt.want)
-		}
-	}
+	})
 }
 
 // ch14PublicCases copies testdata/eval to a new directory and returns it: a run that works in
@@ -389,20 +380,6 @@ func ch14Summary(v EvalVerdict) string {
 		strings.Join(checks, "\n  "))
 }
 
-// ch14Entries lists what is left in dir.
-func ch14Entries(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 func TestLab14_4_跑用例_Public(t *testing.T) {
 	c := ch14LoadCase(t, "09-fix-and-check")
 	tmp := t.TempDir()
@@ -422,7 +399,7 @@ func TestLab14_4_跑用例_Public(t *testing.T) {
 	if v.Wall <= 0 {
 		t.Errorf("Wall = %v, want the time the case took", v.Wall)
 	}
-	if left := ch14Entries(t, tmp); len(left) != 0 {
+	if left := ch08DirNames(t, tmp); len(left) != 0 {
 		t.Errorf("TempDir holds %d entries after the case, want none: the copy of the workspace is removed", len(left))
 	}
 	calc, err := os.ReadFile(filepath.Join(c.Workspace, "calc.txt"))
@@ -444,6 +421,18 @@ func ch14ToolUse(total int, calls ...ToolCall) AssistantMessage {
 	return m
 }
 
+// ch14WantVerdict runs c and fails unless its verdict (without the wall time) is want.
+func ch14WantVerdict(t *testing.T, c EvalCase, opts EvalOptions, want string) {
+	t.Helper()
+	v, err := ch14Run(t, c, opts)
+	if err != nil {
+		t.Fatalf("RunEvalCase: %v, want a verdict", err)
+	}
+	if d := ch14Diff("verdict", ch14Summary(v), want); d != "" {
+		t.Fatal(d)
+	}
+}
+
 func TestLab14_4_跑用例_Failures(t *testing.T) {
 	write := func(content string) ToolCall {
 		args, _ := json.Marshal(map[string]string{"path": "a.txt", "content": content})
@@ -452,35 +441,21 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
 	t.Run("a wrong result fails only the workspace", func(t *testing.T) {
 		c := ch14Case(t, EvalBudget{Steps: 2, Tokens: 100}, EvalExpect{Files: map[string]string{"a.txt": "two\n"}},
 			ch14ToolUse(40, write("three\n")), ch14ToolUse(40))
-		v, err := ch14Run(t, c, EvalOptions{TempDir: t.TempDir()})
-		if err != nil {
-			t.Fatalf("RunEvalCase: %v, want a verdict", err)
-		}
-		want := `case "made-here" pass false reason "stop" steps 2 tokens 80
+		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir()}, `case "made-here" pass false reason "stop" steps 2 tokens 80
   {Name:"stop" Pass:true Detail:""}
   {Name:"workspace" Pass:false Detail:"a.txt: got \"three\\n\", want \"two\\n\""}
   {Name:"paired" Pass:true Detail:""}
   {Name:"commands" Pass:true Detail:""}
-  {Name:"budget" Pass:true Detail:""}`
-		if d := ch14Diff("verdict", ch14Summary(v), want); d != "" {
-			t.Fatal(d)
-		}
+  {Name:"budget" Pass:true Detail:""}`)
 	})
 	t.Run("a run that fails is a verdict, not an error", func(t *testing.T) {
 		c := ch14Case(t, EvalBudget{}, EvalExpect{}, AssistantMessage{StopReason: StopReasonError, ErrorMessage: "provider down"})
-		v, err := ch14Run(t, c, EvalOptions{TempDir: t.TempDir()})
-		if err != nil {
-			t.Fatalf("RunEvalCase: %v, want a verdict", err)
-		}
-		want := `case "made-here" pass false reason "error" steps 1 tokens 0
+		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir()}, `case "made-here" pass false reason "error" steps 1 tokens 0
   {Name:"stop" Pass:false Detail:"the run ended with error: provider down"}
   {Name:"workspace" Pass:true Detail:""}
   {Name:"paired" Pass:true Detail:""}
   {Name:"commands" Pass:true Detail:""}
-  {Name:"budget" Pass:true Detail:""}`
-		if d := ch14Diff("verdict", ch14Summary(v), want); d != "" {
-			t.Fatal(d)
-		}
+  {Name:"budget" Pass:true Detail:""}`)
 	})
 	t.Run("a run that goes on stops one step over the budget", func(t *testing.T) {
 		var script []AssistantMessage
@@ -488,37 +463,23 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
 			script = append(script, ch14ToolUse(10, ch14Bash("c1", "true")))
 		}
 		c := ch14Case(t, EvalBudget{Steps: 3}, EvalExpect{}, script...)
-		v, err := ch14Run(t, c, EvalOptions{TempDir: t.TempDir()})
-		if err != nil {
-			t.Fatalf("RunEvalCase: %v, want a verdict", err)
-		}
-		want := `case "made-here" pass false reason "maxSteps" steps 4 tokens 40
+		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir()}, `case "made-here" pass false reason "maxSteps" steps 4 tokens 40
   {Name:"stop" Pass:false Detail:"the run ended with maxSteps"}
   {Name:"workspace" Pass:true Detail:""}
   {Name:"paired" Pass:true Detail:""}
   {Name:"commands" Pass:true Detail:""}
-  {Name:"budget" Pass:false Detail:"4 steps, budget 3"}`
-		if d := ch14Diff("verdict", ch14Summary(v), want); d != "" {
-			t.Fatal(d)
-		}
+  {Name:"budget" Pass:false Detail:"4 steps, budget 3"}`)
 	})
 	t.Run("a given model answers instead of the script", func(t *testing.T) {
 		c := ch14Case(t, EvalBudget{}, EvalExpect{Files: map[string]string{"a.txt": "two\n"}},
 			ch14ToolUse(40, write("from the script\n")), ch14ToolUse(40))
 		model := NewScriptedModel(ch14ToolUse(7, write("two\n")), ch14ToolUse(5))
-		v, err := ch14Run(t, c, EvalOptions{TempDir: t.TempDir(), Model: model, SystemPrompt: "You judge nothing."})
-		if err != nil {
-			t.Fatalf("RunEvalCase: %v, want a verdict", err)
-		}
-		want := `case "made-here" pass true reason "stop" steps 2 tokens 12
+		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir(), Model: model, SystemPrompt: "You judge nothing."}, `case "made-here" pass true reason "stop" steps 2 tokens 12
   {Name:"stop" Pass:true Detail:""}
   {Name:"workspace" Pass:true Detail:""}
   {Name:"paired" Pass:true Detail:""}
   {Name:"commands" Pass:true Detail:""}
-  {Name:"budget" Pass:true Detail:""}`
-		if d := ch14Diff("verdict", ch14Summary(v), want); d != "" {
-			t.Fatal(d)
-		}
+  {Name:"budget" Pass:true Detail:""}`)
 		if reqs := model.Requests(); len(reqs) != 2 || reqs[0].SystemPrompt != "You judge nothing." {
 			t.Errorf("the given model saw %d requests, the first with system prompt %q; want 2, with EvalOptions.SystemPrompt %q",
 				len(reqs), firstSystemPrompt(reqs), "You judge nothing.")
@@ -545,7 +506,7 @@ func TestLab14_4_跑用例_CannotRun(t *testing.T) {
 	if v.Case != "" || v.Checks != nil {
 		t.Errorf("with the error %v, a verdict too:\n%s\nwant none", err, ch14Summary(v))
 	}
-	if left := ch14Entries(t, tmp); len(left) != 0 {
+	if left := ch08DirNames(t, tmp); len(left) != 0 {
 		t.Errorf("TempDir holds %d entries after a case that could not run, want none", len(left))
 	}
 	var pathErr *os.PathError
