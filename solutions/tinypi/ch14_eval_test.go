@@ -170,6 +170,13 @@ func TestLab14_1_检查工作区_Hostile(t *testing.T) {
 		t.Fatalf("a workspace with a symbolic link a.txt: got %s, want a failed workspace check whose Detail says %q",
 			ch14CheckString(got), "a.txt: not a regular file")
 	}
+	// A fixture that cannot be read is no empty fixture: nothing can be judged against it.
+	right := ch14Tree(t, map[string]string{"a.txt": "a\n"})
+	got = ch14CheckWorkspace(t, filepath.Join(fixture, "missing"), right, EvalExpect{Files: map[string]string{"a.txt": "a\n"}})
+	if got.Name != "workspace" || got.Pass || !strings.HasPrefix(got.Detail, "the fixture: ") {
+		t.Fatalf("a fixture that does not exist: got %s, want a failed workspace check whose Detail starts with %q",
+			ch14CheckString(got), "the fixture: ")
+	}
 }
 
 // ch14Log numbers events by their index, as a session log does.
@@ -241,6 +248,12 @@ func TestLab14_2_检查日志_Paired(t *testing.T) {
 		{"a result that names no call", ch14Log(ch14User(), ch14Assistant(10, a), ch14Call(a),
 			SessionEvent{Type: EventToolResult, Message: ToolResultMessage{ToolCallID: "c1"}}),
 			`{Name:"paired" Pass:false Detail:"the result at seq 3 names 0 calls, want 1"}`},
+		{"a result that names two calls", ch14Log(ch14User(), ch14Assistant(10, a, b), ch14Call(a), ch14Call(b),
+			SessionEvent{Type: EventToolResult, SourceEventSeqs: []int{2, 3}, Message: ToolResultMessage{ToolCallID: "c1"}}),
+			`{Name:"paired" Pass:false Detail:"the result at seq 4 names 2 calls, want 1"}`},
+		{"four calls without results: the first is named", ch14Log(ch14User(), ch14Assistant(10, a, b, ch14Bash("c3", "id"), ch14Bash("c4", "date")),
+			ch14Call(a), ch14Call(b), ch14Call(ch14Bash("c3", "id")), ch14Call(ch14Bash("c4", "date"))),
+			`{Name:"paired" Pass:false Detail:"the call at seq 2 (c1) has no result"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := callLab(t, func() EvalCheck { return CheckPairedCalls(tt.events) })
@@ -253,7 +266,8 @@ func TestLab14_2_检查日志_Paired(t *testing.T) {
 
 func TestLab14_2_检查日志_Commands(t *testing.T) {
 	ls, rm, check := ch14Bash("c1", "ls"), ch14Bash("c2", "rm x"), ch14Bash("c3", "sh check.sh")
-	again := ch14Bash("c4", "sh check.sh")
+	// A provider may number its calls per message: the second call has the first one's ID.
+	again := ch14Bash("c3", "sh check.sh")
 	write := ToolCall{ID: "w1", Name: "write", Arguments: `{"command":"sh check.sh","path":"a","content":"b"}`}
 	for _, tt := range []struct {
 		name   string
@@ -265,8 +279,8 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 			ch14Result(4, "c3", false), ch14Result(2, "c1", false), ch14Result(3, "c2", false)),
 			[]string{"rm x", "sh check.sh"}, `{Name:"commands" Pass:true Detail:""}`},
 		{"nothing wanted", ch14Log(ch14User(), ch14Assistant(10)), nil, `{Name:"commands" Pass:true Detail:""}`},
-		{"a command that failed, then succeeded", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
-			ch14Assistant(10, again), ch14Call(again), ch14Result(5, "c4", false)),
+		{"a command that failed, then succeeded (the same call ID)", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
+			ch14Assistant(10, again), ch14Call(again), ch14Result(5, "c3", false)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:true Detail:""}`},
 		{"a command that only failed", ch14Log(ch14User(), ch14Assistant(10, ls, check), ch14Call(ls), ch14Call(check),
 			ch14Result(2, "c1", false), ch14Result(3, "c3", true)),
@@ -383,6 +397,7 @@ func ch14Summary(v EvalVerdict) string {
 func TestLab14_4_跑用例_Public(t *testing.T) {
 	c := ch14LoadCase(t, "09-fix-and-check")
 	tmp := t.TempDir()
+	openBefore := ch13OpenFiles(t)
 	v, err := ch14Run(t, c, EvalOptions{TempDir: tmp})
 	if err != nil {
 		t.Fatalf("RunEvalCase: %v", err)
@@ -398,6 +413,9 @@ func TestLab14_4_跑用例_Public(t *testing.T) {
 	}
 	if v.Wall <= 0 {
 		t.Errorf("Wall = %v, want the time the case took", v.Wall)
+	}
+	if openAfter := ch13OpenFiles(t); openAfter > openBefore {
+		t.Errorf("%d files open before the case, %d after: the runtime is closed (Runtime.Close) before the verdict", openBefore, openAfter)
 	}
 	if left := ch08DirNames(t, tmp); len(left) != 0 {
 		t.Errorf("TempDir holds %d entries after the case, want none: the copy of the workspace is removed", len(left))
@@ -473,16 +491,59 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
 	t.Run("a given model answers instead of the script", func(t *testing.T) {
 		c := ch14Case(t, EvalBudget{}, EvalExpect{Files: map[string]string{"a.txt": "two\n"}},
 			ch14ToolUse(40, write("from the script\n")), ch14ToolUse(40))
+		// An AGENTS.md above the copy is not the case's: only the copy is searched.
+		tmp := t.TempDir()
+		if err := os.WriteFile(filepath.Join(tmp, "AGENTS.md"), []byte("Rules from outside the case.\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		model := NewScriptedModel(ch14ToolUse(7, write("two\n")), ch14ToolUse(5))
-		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir(), Model: model, SystemPrompt: "You judge nothing."}, `case "made-here" pass true reason "stop" steps 2 tokens 12
+		var inTempDir []int // what TempDir holds at each request
+		watching := ch13ModelFunc(func(ctx context.Context, req Request) *AssistantStream {
+			inTempDir = append(inTempDir, len(ch08DirNames(t, tmp)))
+			return model.Stream(ctx, req)
+		})
+		ch14WantVerdict(t, c, EvalOptions{TempDir: tmp, Model: watching, SystemPrompt: "You judge nothing."}, `case "made-here" pass true reason "stop" steps 2 tokens 12
   {Name:"stop" Pass:true Detail:""}
   {Name:"workspace" Pass:true Detail:""}
   {Name:"paired" Pass:true Detail:""}
   {Name:"commands" Pass:true Detail:""}
   {Name:"budget" Pass:true Detail:""}`)
-		if reqs := model.Requests(); len(reqs) != 2 || reqs[0].SystemPrompt != "You judge nothing." {
-			t.Errorf("the given model saw %d requests, the first with system prompt %q; want 2, with EvalOptions.SystemPrompt %q",
-				len(reqs), firstSystemPrompt(reqs), "You judge nothing.")
+		// (The messages name no temporary path: they are the same from run to run.)
+		reqs := model.Requests()
+		prompt := firstSystemPrompt(reqs)
+		if len(reqs) != 2 || prompt != "You judge nothing." {
+			t.Errorf("the given model saw %d requests, the first with a system prompt that holds the AGENTS.md from outside the copy: %v; want 2 requests and exactly EvalOptions.SystemPrompt %q",
+				len(reqs), strings.Contains(prompt, "Rules from outside the case."), "You judge nothing.")
+		}
+		if fmt.Sprint(inTempDir) != "[2 2]" {
+			t.Errorf("entries of TempDir at each request: %v, want [2 2] (its AGENTS.md and the run's directory with the copy)", inTempDir)
+		}
+	})
+	t.Run("the workspace options reach the tools", func(t *testing.T) {
+		c := ch14Case(t, EvalBudget{}, EvalExpect{Commands: []string{"sleep 60"}},
+			ch14ToolUse(10, ch14Bash("c1", "sleep 60")), ch14ToolUse(10))
+		// The command's time limit stops it long before the test's deadline.
+		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir(), WorkspaceOptions: WorkspaceOptions{CommandTimeout: 100 * time.Millisecond}},
+			`case "made-here" pass false reason "stop" steps 2 tokens 20
+  {Name:"stop" Pass:true Detail:""}
+  {Name:"workspace" Pass:true Detail:""}
+  {Name:"paired" Pass:true Detail:""}
+  {Name:"commands" Pass:false Detail:"\"sleep 60\" was not run (successfully) in order; ran []"}
+  {Name:"budget" Pass:true Detail:""}`)
+	})
+	t.Run("a cancelled evaluation aborts the run", func(t *testing.T) {
+		c := ch14Case(t, EvalBudget{}, EvalExpect{}, ch14ToolUse(10))
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var v EvalVerdict
+		var err error
+		runLab(t, func() { v, err = RunEvalCase(ctx, c, EvalOptions{TempDir: t.TempDir()}) })
+		if err != nil {
+			t.Fatalf("RunEvalCase with a cancelled context: %v, want a verdict", err)
+		}
+		if v.Reason != RunAborted || v.Pass || len(v.Checks) == 0 || v.Checks[0].Pass {
+			t.Fatalf("RunEvalCase with a cancelled context: reason %q, pass %v; want reason aborted and a failed stop check:\n%s",
+				v.Reason, v.Pass, ch14Summary(v))
 		}
 	})
 }
@@ -602,6 +663,15 @@ func TestLab14_5_套件_Progress(t *testing.T) {
 	b := report.Verdicts[1]
 	if len(b.Checks) != 1 || b.Checks[0].Name != "run" || b.Checks[0].Pass || !strings.Contains(b.Checks[0].Detail, "missing") {
 		t.Errorf("the verdict of a case that cannot run:\n%s\nwant one failed check named \"run\" whose Detail is the error", ch14Summary(b))
+	}
+	// A cancelled suite aborts its runs: no case passes.
+	runLab(t, func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		report = RunEvalSuite(ctx, []EvalCase{good, last}, EvalOptions{TempDir: t.TempDir(), Model: NewScriptedModel(ch14ToolUse(10), ch14ToolUse(10))}, nil)
+	})
+	if report.Passed != 0 || report.Failed != 2 {
+		t.Errorf("a suite with a cancelled context: %d passed, %d failed; want 0 and 2 (RunEvalCase gets the suite's ctx)", report.Passed, report.Failed)
 	}
 	// Without a progress writer the suite runs all the same.
 	runLab(t, func() {

@@ -71,8 +71,8 @@ type EvalCase struct {
 }
 
 // LoadEvalCase reads the case in dir. A case.json over MaxEvalCaseBytes, with a field it does not
-// know, without a prompt, or with a path that leaves the workspace is refused, as are a script
-// LoadScript refuses and a missing workspace directory.
+// know, without a prompt, with a path that leaves the workspace or a path both expected and
+// absent is refused, as are a script LoadScript refuses and a missing workspace directory.
 func LoadEvalCase(dir string) (EvalCase, error) {
 	name := filepath.Base(dir)
 	data, err := readRegularFile(filepath.Join(dir, "case.json"), MaxEvalCaseBytes)
@@ -99,6 +99,9 @@ func LoadEvalCase(dir string) (EvalCase, error) {
 	for _, p := range file.Expect.Absent {
 		if _, err := LocalPath(p); err != nil {
 			return EvalCase{}, fmt.Errorf("tinypi: eval case %s: expect.absent: %w", name, err)
+		}
+		if _, ok := file.Expect.Files[p]; ok {
+			return EvalCase{}, fmt.Errorf("tinypi: eval case %s: %s is in both expect.files and expect.absent", name, p)
 		}
 	}
 	script, err := LoadScript(filepath.Join(dir, "script.jsonl"))

@@ -26,6 +26,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 )
 
 func main() {
@@ -53,9 +54,11 @@ const (
 	exitInterrupted = 130
 )
 
-// failf writes one line, "tinypi: ...", to stderr and returns code.
+// failf writes one line, "tinypi: ...", to stderr and returns code. The package's errors start
+// with "tinypi: " already; the line says it once.
 func (e env) failf(code int, format string, args ...any) int {
-	fmt.Fprintf(e.stderr, "tinypi: "+format+"\n", args...)
+	msg := strings.TrimPrefix(fmt.Sprintf(format, args...), "tinypi: ")
+	fmt.Fprintln(e.stderr, "tinypi: "+msg)
 	return code
 }
 
