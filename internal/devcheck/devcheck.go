@@ -41,8 +41,12 @@ import (
 	"github.com/learn-tinypi/course/internal/tree"
 )
 
-// DefaultParallel is how many go commands run at once when Options.Parallel is 0.
-const DefaultParallel = 2
+// DefaultParallel is how many go commands run at once when Options.Parallel is 0 (the mutant
+// phase gets twice as many, see runJobs). Three on two cores: many of the runs wait rather than
+// compute (tests of processes, deadlines and child programs, chapters 08 and 13), and with two
+// the last part of a fresh-clone `make test`, where dev check runs alone, kept the cores about 60%
+// busy (docs/performance.md).
+const DefaultParallel = 3
 
 // testTimeout bounds each go test run, so that a stub that blocks instead of panicking fails its
 // check instead of hanging the whole dev check.
