@@ -42,11 +42,10 @@ import (
 )
 
 // DefaultParallel is how many go commands run at once when Options.Parallel is 0 (the mutant
-// phase gets twice as many, see runJobs). Three on two cores: many of the runs wait rather than
-// compute (tests of processes, deadlines and child programs, chapters 08 and 13), and with two
-// the last part of a fresh-clone `make test`, where dev check runs alone, kept the cores about 60%
-// busy (docs/performance.md).
-const DefaultParallel = 3
+// phase gets twice as many, see runJobs). Three was tried (2026-12-05): a fresh-clone make test
+// took 1529 s against 1541 s with two, the other parts slower by as much as dev check was faster,
+// since the whole run keeps two cores busy.
+const DefaultParallel = 2
 
 // testTimeout bounds each go test run, so that a stub that blocks instead of panicking fails its
 // check instead of hanging the whole dev check.
@@ -349,7 +348,9 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 	}
 	// Rule 5 for every chapter (an observe chapter's mutants break the code it reads), and rule 7
 	// from the same mutant runs for rebuild chapters (devcheck_signatures.go).
-	tasks = append(tasks, mutantTasks(b, ch)...)
+	// The mutants' build (schema.go) serves the held-out checks too.
+	schema := &chapterSchema{}
+	tasks = append(tasks, mutantTasks(b, ch, schema)...)
 	tasks = append(tasks, task{
 		name: "content: every lab has its cards (zh, en) and the chapter has " + ch.Doc,
 		run: func(context.Context, string) (Check, error) {
@@ -357,8 +358,8 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 		},
 	}, languageTask(b, ch), textsTask(b, ch), countsTask(b, ch), flakeTask(b, ch, opts.flakeRuns()))
 	tasks = append(tasks, diagnosisTask(b, ch)...)
-	tasks = append(tasks, heldoutTasks(b, ch)...) // devcheck_heldout.go
-	return append(tasks, regionTasks(b, ch)...)   // devcheck_regions.go
+	tasks = append(tasks, heldoutTasks(b, ch, schema)...) // devcheck_heldout.go
+	return append(tasks, regionTasks(b, ch)...)           // devcheck_regions.go
 }
 
 // sharedBuildEnv is gotest.OfflineEnv with -trimpath. Every check writes its tree into a

@@ -15,7 +15,10 @@ import (
 // heldoutTasks are the checks of ch's held-out cases (internal/heldout), none for a chapter
 // without any: each case names at least heldout.MinCatches of ch's mutants; on the target every
 // case's verdict is the right one; on each mutant a case names, that case's verdict is not.
-func heldoutTasks(b *tree.Builder, ch *manifest.Chapter) []task {
+//
+// The runs use the mutants' build of the chapter (schema, with the harness in it) when it holds
+// the mutant, and otherwise a tree of their own.
+func heldoutTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) []task {
 	cases, err := heldout.Load(b.FS(), ch.Number)
 	if err != nil {
 		return []task{{name: "heldout: the held-out cases load", run: func(context.Context, string) (Check, error) {
@@ -47,18 +50,25 @@ func heldoutTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 	}, {
 		name:   "heldout: on the target every held-out case gets its right verdict",
 		usesGo: true,
-		phase:  phaseOther,
+		phase:  phaseMutant,
 		run: func(ctx context.Context, dir string) (Check, error) {
-			t, err := b.Target(ch)
-			if err != nil {
-				return fail("building the target: %v", err), nil
-			}
-			return runHeldout(ctx, b, ch, cases, t, dir, func(c heldout.Case, o heldout.Outcome) string {
+			problem := func(c heldout.Case, o heldout.Outcome) string {
 				if o.Agrees {
 					return ""
 				}
 				return fmt.Sprintf("%s: the target's verdict is not the right one %s", c.Name, o.Problem)
-			})
+			}
+			if err := schema.prepare(ctx, b, ch, dir); err != nil {
+				return Check{}, err
+			}
+			if schema.heldout {
+				return runHeldoutBinary(ctx, b, ch, cases, schema, "", problem)
+			}
+			t, err := b.Target(ch)
+			if err != nil {
+				return fail("building the target: %v", err), nil
+			}
+			return runHeldout(ctx, b, ch, cases, t, dir, problem)
 		},
 	}}
 	var names []string
@@ -76,16 +86,23 @@ func heldoutTasks(b *tree.Builder, ch *manifest.Chapter) []task {
 			usesGo: true,
 			phase:  phaseMutant,
 			run: func(ctx context.Context, dir string) (Check, error) {
-				t, err := b.Mutant(ch, m)
-				if err != nil {
-					return fail("applying the mutant: %v", err), nil
-				}
-				return runHeldout(ctx, b, ch, cases, t, dir, func(c heldout.Case, o heldout.Outcome) string {
+				problem := func(c heldout.Case, o heldout.Outcome) string {
 					if slices.Contains(c.Catches, name) && o.Agrees {
 						return c.Name + ": the verdict is the right one with the mutant applied"
 					}
 					return ""
-				})
+				}
+				if err := schema.prepare(ctx, b, ch, dir); err != nil {
+					return Check{}, err
+				}
+				if schema.heldout && schema.woven[name] {
+					return runHeldoutBinary(ctx, b, ch, cases, schema, name, problem)
+				}
+				t, err := b.Mutant(ch, m)
+				if err != nil {
+					return fail("applying the mutant: %v", err), nil
+				}
+				return runHeldout(ctx, b, ch, cases, t, dir, problem)
 			},
 		})
 	}
@@ -106,6 +123,23 @@ func runHeldout(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, case
 	if err != nil {
 		return Check{}, err
 	}
+	return judgeOutcomes(cases, outcomes, problem), nil
+}
+
+// runHeldoutBinary runs cases with the schema build's binary, mutant selected ("" for none), and
+// fails with what problem says of each outcome.
+func runHeldoutBinary(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, cases []heldout.Case, schema *chapterSchema,
+	mutant string, problem func(heldout.Case, heldout.Outcome) string) (Check, error) {
+	run := schema.run("", mutant)
+	outcomes, err := heldout.RunBinary(ctx, b.FS(), ch.Number, cases, run.Dir, run.Binary, heldout.Options{Env: run.Env, Timeout: testTimeout})
+	if err != nil {
+		return Check{}, err
+	}
+	return judgeOutcomes(cases, outcomes, problem), nil
+}
+
+// judgeOutcomes fails with what problem says of each outcome (nothing for a good one).
+func judgeOutcomes(cases []heldout.Case, outcomes []heldout.Outcome, problem func(heldout.Case, heldout.Outcome) string) Check {
 	var problems []string
 	for i, o := range outcomes {
 		if p := problem(cases[i], o); p != "" {
@@ -113,9 +147,9 @@ func runHeldout(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, case
 		}
 	}
 	if len(problems) > 0 {
-		return fail("%s", strings.Join(problems, "\n")), nil
+		return fail("%s", strings.Join(problems, "\n"))
 	}
-	return pass(), nil
+	return pass()
 }
 
 // mutantNamed is ch's mutant of that name, or nil.

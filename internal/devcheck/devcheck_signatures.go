@@ -31,10 +31,9 @@ const SignatureRuns = 5
 // mutantTasks returns the tasks of rule 5, one per mutant of ch, and after them the task of rule
 // 7 (rebuild chapters only), which checks ch's signature file against the same runs: the mutants
 // are run once for both.
-func mutantTasks(b *tree.Builder, ch *manifest.Chapter) []task {
+func mutantTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) []task {
 	runs := newMutantRuns(len(ch.Mutants))
 	committed, _ := signature.Load(b.FS(), ch.Number) // nil when missing or broken: rule 7 says so
-	schema := &chapterSchema{}
 	var tasks []task
 	for i, m := range ch.Mutants {
 		tasks = append(tasks, task{

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/heldout"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/schemata"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -25,7 +26,10 @@ type chapterSchema struct {
 	dir   string          // where the build's tree is; "" when there is none
 	bin   string          // its test binary
 	woven map[string]bool // the mutants in it, by name
-	err   error           // what stopped the run (ctx ended, a directory cannot be written)
+	// heldout: the build holds the held-out harness (heldout.HarnessName), so the held-out checks
+	// run its binary too, one run per mutant, with no build of their own.
+	heldout bool
+	err     error // what stopped the run (ctx ended, a directory cannot be written)
 }
 
 // prepare makes the build in a directory next to jobDir (inside the run's temporary directory,
@@ -80,6 +84,12 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 	for p, src := range res.Files {
 		t[p] = src
 	}
+	cases, _ := heldout.Load(b.FS(), ch.Number) // a broken case is the held-out checks' to report
+	harness, err := heldout.Harness(b.FS())
+	withHeldout := len(cases) > 0 && err == nil
+	if withHeldout {
+		t[heldout.HarnessName] = harness
+	}
 	if err := t.Write(dir); err != nil {
 		return fmt.Errorf("writing the mutants of chapter %s: %w", ch.Number, err)
 	}
@@ -104,6 +114,7 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 		return nil
 	}
 	s.woven = woven
+	s.heldout = withHeldout
 	return nil
 }
 

@@ -118,12 +118,62 @@ type Options struct {
 	Timeout time.Duration
 }
 
+// Harness is the test harness (HarnessName in the package it joins): TestHeldoutCases runs every
+// case in $TINYPI_HELDOUT_DIR and writes one JSON line per case to $TINYPI_HELDOUT_OUT, and skips
+// when they are not set.
+func Harness(content fs.FS) ([]byte, error) {
+	return fs.ReadFile(content, HarnessPath)
+}
+
+// HarnessName is the file name the harness takes in the package it joins. Run refuses a package
+// that has a file of that name rather than hide it.
+const HarnessName = harnessName
+
 // Run runs cases (of chapter, in content) against the Go package in moduleDir and returns one
-// outcome per case, in the order of cases.
+// outcome per case, in the order of cases. The harness joins the package through -overlay.
 func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, moduleDir string, opts Options) ([]Outcome, error) {
 	if _, err := os.Lstat(filepath.Join(moduleDir, harnessName)); err == nil {
 		return nil, fmt.Errorf("%s already exists in %s; the held-out run needs the name", harnessName, moduleDir)
 	}
+	return stage(content, chapter, cases, func(tmp string, env []string) (*gotest.Report, error) {
+		harness, err := Harness(content)
+		if err != nil {
+			return nil, err
+		}
+		harnessFile := filepath.Join(tmp, harnessName)
+		if err := os.WriteFile(harnessFile, harness, 0o644); err != nil {
+			return nil, err
+		}
+		absModule, err := filepath.Abs(moduleDir)
+		if err != nil {
+			return nil, err
+		}
+		overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(absModule, harnessName): harnessFile}})
+		if err != nil {
+			return nil, err
+		}
+		overlayFile := filepath.Join(tmp, "overlay.json")
+		if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+			return nil, err
+		}
+		return gotest.Run(ctx, gotest.Options{Dir: moduleDir, Run: "^TestHeldoutCases$", Overlay: overlayFile,
+			Fresh: true, Env: append(slices.Clone(opts.Env), env...), Timeout: opts.Timeout, SkipTestVet: true, Unoptimized: true})
+	})
+}
+
+// RunBinary is Run with a test binary already built from a package that holds the harness
+// (HarnessName): bin, run in dir. Course dev check builds one for all of a chapter's mutants.
+func RunBinary(ctx context.Context, content fs.FS, chapter string, cases []Case, dir, bin string, opts Options) ([]Outcome, error) {
+	return stage(content, chapter, cases, func(_ string, env []string) (*gotest.Report, error) {
+		return gotest.Run(ctx, gotest.Options{Dir: dir, Binary: bin, Run: "^TestHeldoutCases$", Fresh: true,
+			Env: append(slices.Clone(opts.Env), env...), Timeout: opts.Timeout})
+	})
+}
+
+// stage writes cases into a new temporary directory, calls test with it and the environment that
+// points the harness at the cases and its output, and judges what the harness wrote. The
+// directory is removed at the end.
+func stage(content fs.FS, chapter string, cases []Case, test func(tmp string, env []string) (*gotest.Report, error)) ([]Outcome, error) {
 	tmp, err := os.MkdirTemp("", "course-heldout-")
 	if err != nil {
 		return nil, err
@@ -139,30 +189,8 @@ func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, modul
 			return nil, fmt.Errorf("held-out case %s: %w", c.Name, err)
 		}
 	}
-	harness, err := fs.ReadFile(content, HarnessPath)
-	if err != nil {
-		return nil, err
-	}
-	harnessFile := filepath.Join(tmp, harnessName)
-	if err := os.WriteFile(harnessFile, harness, 0o644); err != nil {
-		return nil, err
-	}
-	absModule, err := filepath.Abs(moduleDir)
-	if err != nil {
-		return nil, err
-	}
-	overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(absModule, harnessName): harnessFile}})
-	if err != nil {
-		return nil, err
-	}
-	overlayFile := filepath.Join(tmp, "overlay.json")
-	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
-		return nil, err
-	}
 	outFile := filepath.Join(tmp, "outcomes.jsonl")
-	env := append(slices.Clone(opts.Env), "TINYPI_HELDOUT_DIR="+casesDir, "TINYPI_HELDOUT_OUT="+outFile)
-	report, err := gotest.Run(ctx, gotest.Options{Dir: moduleDir, Run: "^TestHeldoutCases$", Overlay: overlayFile,
-		Fresh: true, Env: env, Timeout: opts.Timeout, SkipTestVet: true, Unoptimized: true})
+	report, err := test(tmp, []string{"TINYPI_HELDOUT_DIR=" + casesDir, "TINYPI_HELDOUT_OUT=" + outFile})
 	if err != nil {
 		return nil, err
 	}
