@@ -50,17 +50,28 @@ func (term *tmuxTerminal) waitFor(text string, count int) string {
 	}
 }
 
+// exitDeadline bounds the wait for tinypi to end after its last Ctrl-C. It is longer than
+// terminalDeadline: a fresh-clone make test once took more than 15 s to show the end on a machine
+// loaded by four other jobs. It is still far shorter than the sleep the test's command would
+// have run, so an exit that waits for that command fails.
+const exitDeadline = 90 * time.Second
+
 // exitStatus waits for tinypi to end and returns its exit status.
 func (term *tmuxTerminal) exitStatus() string {
 	term.t.Helper()
-	deadline := time.Now().Add(terminalDeadline)
+	deadline := time.Now().Add(exitDeadline)
 	for {
-		out := strings.Fields(term.tmux("display-message", "-p", "-t", "tinypi", "#{pane_dead} #{pane_dead_status}"))
-		if len(out) == 2 && out[0] == "1" {
+		out := strings.Fields(term.tmux("display-message", "-p", "-t", "tinypi", "#{pane_dead} #{pane_dead_status} #{pane_pid}"))
+		if len(out) == 3 && out[0] == "1" {
 			return out[1]
 		}
 		if time.Now().After(deadline) {
-			term.t.Fatalf("tinypi is still running %v after the last Ctrl-C; the terminal shows:\n%s", terminalDeadline, term.screen())
+			var procs []byte
+			if len(out) == 3 {
+				procs, _ = exec.Command("ps", "-o", "pid,pgid,stat,wchan:20,args", "--ppid", out[2], "-p", out[2]).CombinedOutput()
+			}
+			term.t.Fatalf("tinypi is still running %v after the last Ctrl-C (pane %q); its processes:\n%s\nthe terminal shows:\n%s",
+				exitDeadline, out, procs, term.screen())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -83,7 +94,7 @@ func TestTinypiTerminal(t *testing.T) {
 	}
 	script := filepath.Join(t.TempDir(), "script.jsonl")
 	err := os.WriteFile(script, []byte(
-		`{"role":"assistant","content":[{"type":"text","text":"Starting the slow job."},{"type":"toolCall","id":"c1","name":"bash","arguments":"{\"command\":\"echo started; sleep 60\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+		`{"role":"assistant","content":[{"type":"text","text":"Starting the slow job."},{"type":"toolCall","id":"c1","name":"bash","arguments":"{\"command\":\"echo started; sleep 600\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
 			`{"role":"assistant","content":[{"type":"text","text":"Still here after the abort."}],"stopReason":"stop","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"), 0o644)
 	if err != nil {
 		t.Fatal(err)
@@ -97,9 +108,9 @@ func TestTinypiTerminal(t *testing.T) {
 
 	term.waitFor("› ", 1)
 	term.tmux("send-keys", "-t", "tinypi", "run the slow job", "Enter")
-	// The text and the call show while the run is still working (the command sleeps a minute).
+	// The text and the call show while the run is still working (the command sleeps ten minutes).
 	term.waitFor("Starting the slow job.", 1)
-	term.waitFor("→ bash echo started; sleep 60", 1)
+	term.waitFor("→ bash echo started; sleep 600", 1)
 
 	term.tmux("send-keys", "-t", "tinypi", "C-c")
 	term.waitFor("^C: aborting the run; press Ctrl-C again to quit", 1)
