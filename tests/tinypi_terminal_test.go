@@ -61,14 +61,25 @@ func (term *tmuxTerminal) exitStatus() string {
 	term.t.Helper()
 	deadline := time.Now().Add(exitDeadline)
 	for {
-		out := strings.Fields(term.tmux("display-message", "-p", "-t", "tinypi", "#{pane_dead} #{pane_dead_status} #{pane_pid}"))
-		if len(out) == 3 && out[0] == "1" {
-			return out[1]
+		// pane_dead_status is empty when the program was ended by a signal, and pane_dead_signal
+		// then names it: a program that a Ctrl-C ends by SIGINT has, as a shell reports it,
+		// the status 130 (128+2) too. (Two loaded fresh-clone runs showed a dead pane with no
+		// status, which the first version of this wait did not read.)
+		out := strings.Split(strings.TrimSpace(term.tmux("display-message", "-p", "-t", "tinypi", "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{pane_pid}")), "|")
+		if len(out) == 4 && out[0] == "1" {
+			switch {
+			case out[1] != "":
+				return out[1]
+			case out[2] == "2" || out[2] == "INT" || out[2] == "SIGINT":
+				return "130"
+			default:
+				return "signal " + out[2]
+			}
 		}
 		if time.Now().After(deadline) {
 			var procs []byte
-			if len(out) == 3 {
-				procs, _ = exec.Command("ps", "-o", "pid,pgid,stat,wchan:20,args", "--ppid", out[2], "-p", out[2]).CombinedOutput()
+			if len(out) == 4 {
+				procs, _ = exec.Command("ps", "-o", "pid,pgid,stat,wchan:20,args", "--ppid", out[3], "-p", out[3]).CombinedOutput()
 			}
 			term.t.Fatalf("tinypi is still running %v after the last Ctrl-C (pane %q); its processes:\n%s\nthe terminal shows:\n%s",
 				exitDeadline, out, procs, term.screen())
