@@ -415,7 +415,7 @@ func TestLab14_4_跑用例_Public(t *testing.T) {
 		t.Errorf("Wall = %v, want the time the case took", v.Wall)
 	}
 	if openAfter := ch13OpenFiles(t); openAfter > openBefore {
-		t.Errorf("%d files open before the case, %d after: the runtime is closed (Runtime.Close) before the verdict", openBefore, openAfter)
+		t.Errorf("%d more files open after the case than before: the runtime is closed (Runtime.Close) before the verdict", openAfter-openBefore)
 	}
 	if left := ch08DirNames(t, tmp); len(left) != 0 {
 		t.Errorf("TempDir holds %d entries after the case, want none: the copy of the workspace is removed", len(left))
