@@ -147,6 +147,7 @@ type task struct {
 	name   string
 	usesGo bool
 	phase  phase // when a task that uses go starts (schedule.go)
+	rank   int   // orders the tasks of one phase before the order of chapters (schedule.go)
 	run    func(ctx context.Context, dir string) (Check, error)
 }
 
@@ -186,6 +187,7 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 				dir:    fmt.Sprintf("%03d", len(jobs)),
 				usesGo: t.usesGo,
 				phase:  t.phase,
+				rank:   t.rank,
 				run: func(ctx context.Context, dir string) (func(), error) {
 					check, err := t.run(ctx, dir)
 					if err != nil {
@@ -335,13 +337,15 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 				return checkStarter(ctx, b, ch, dir)
 			},
 		})
+		stages := &stageSchema{} // stages.go
 		for k, lab := range ch.Labs {
 			tasks = append(tasks, task{
 				name:   fmt.Sprintf("progressive: lab %s fails with its own message, earlier labs pass, course test shows its hint", lab.ID),
 				usesGo: true,
 				phase:  phaseProgressive,
+				rank:   k,
 				run: func(ctx context.Context, dir string) (Check, error) {
-					return checkProgressive(ctx, b, ch, k, dir)
+					return checkProgressive(ctx, b, ch, k, stages, dir)
 				},
 			})
 		}
@@ -364,8 +368,8 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 
 // sharedBuildEnv is gotest.OfflineEnv with -trimpath. Every check writes its tree into a
 // directory of its own, and without -trimpath a package's directory is part of its key in go's
-// build cache: the starter and the first progressive stage, or the target and the flake runs,
-// are the same sources compiled twice. With it they are compiled once. Mutant runs keep the
+// build cache: the target and the flake runs, or the packages a chapter's trees share with the
+// next chapter's, are the same sources compiled twice. With it they are compiled once. Mutant runs keep the
 // plain environment: their messages make signatures, which must be what a learner's own go test
 // prints (a path in a message would differ).
 func sharedBuildEnv() []string {
@@ -434,15 +438,25 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 // that fails (a later lab's, or an earlier chapter's test that reaches a stub) must fail with the
 // pending message of a stubbed lab, through the lab guard, never with a raw panic that ends the
 // test binary and hides the tests after it.
-func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, k int, dir string) (Check, error) {
-	t, err := b.Progressive(ch, k)
-	if err != nil {
-		return fail("building the tree: %v", err), nil
+//
+// The stage runs in the chapter's build of all its stages (stages.go) when it is woven in there,
+// else in a tree of its own.
+func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, k int, stages *stageSchema, dir string) (Check, error) {
+	if err := stages.prepare(ctx, b, ch, dir); err != nil {
+		return Check{}, err
 	}
-	if err := t.Write(dir); err != nil {
-		return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
+	opts := stages.run("", stageName(k))
+	if !stages.woven[k] {
+		t, err := b.Progressive(ch, k)
+		if err != nil {
+			return fail("building the tree: %v", err), nil
+		}
+		if err := t.Write(dir); err != nil {
+			return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
+		}
+		opts = gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}}
 	}
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}})
+	report, err := gotest.Run(ctx, opts)
 	if err != nil {
 		return Check{}, err
 	}

@@ -382,3 +382,42 @@ func TestRunUnknownChapter(t *testing.T) {
 		t.Error("Run with an unknown chapter succeeded")
 	}
 }
+
+// TestRunProgressiveWovenOrAlone: the chapter's progressive stages run in one build (stages.go);
+// a stage that cannot be woven into it (here lab 1.2's stub is in a function literal of a
+// variable, not in a function's body) is proven in a tree of its own, with the same verdict:
+// passing as it is, failing when lab 1.1's reference calls lab 1.2's stub.
+func TestRunProgressiveWovenOrAlone(t *testing.T) {
+	doubler := strings.Replace(calcSource, `func Double(n int) int {
+	//lab:begin 1.2`, `func Double(n int) int { return doubler(n) }
+
+var doubler = func(n int) int {
+	//lab:begin 1.2`, 1)
+	for _, tt := range []struct {
+		name, source string
+		ok           map[string]bool // by lab
+		detail       string
+	}{
+		{"every stage woven, a stage breaks order", strings.Replace(calcSource, "return a + b", "return a + b + Double(0)", 1),
+			map[string]bool{"1.1": true, "1.2": false}, "lab 1.1 (reference): TestLab1_1_Add did not pass: Lab 1.2 加倍 尚未实现"},
+		{"a stage alone", doubler, map[string]bool{"1.1": true, "1.2": true}, ""},
+		{"a stage alone breaks order", strings.Replace(doubler, "return a + b", "return a + b + Double(0)", 1),
+			map[string]bool{"1.1": true, "1.2": false}, "lab 1.1 (reference): TestLab1_1_Add did not pass: Lab 1.2 加倍 尚未实现"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fakeCourse(t)
+			fsys["solutions/tinypi/calc.go"].Data = []byte(tt.source)
+			res, out := run(t, fsys, "1")
+			got := outcomes(res)
+			for lab, ok := range tt.ok {
+				name := "01 progressive: lab " + lab + " fails with its own message, earlier labs pass, course test shows its hint"
+				if found, in := got[name]; !in || found != ok {
+					t.Errorf("%s: OK = %v (found %v), want %v\n%s", name, found, in, ok, out)
+				}
+			}
+			if !strings.Contains(out, tt.detail) {
+				t.Errorf("output lacks %q:\n%s", tt.detail, out)
+			}
+		})
+	}
+}

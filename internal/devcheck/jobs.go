@@ -26,6 +26,8 @@ type job struct {
 	// phase orders the jobs that use go: a job of a lower phase starts first, and jobs of one
 	// phase start in the order given (see schedule.go). Jobs that do not use go start at once.
 	phase phase
+	// rank orders the jobs of one phase before the order they are given in (schedule.go).
+	rank int
 	// run does the work in dir, which it may create; dir is removed afterwards. The function it
 	// returns records the outcome. It is called only when run succeeded, and never while
 	// another job's is, so it may write to shared results and to the output.
@@ -33,7 +35,7 @@ type job struct {
 }
 
 // runJobs runs jobs, at most opts.Parallel (or DefaultParallel) of those that use go at once,
-// taken in order of phase and then of jobs; the others each at once. Once every job of an earlier
+// taken in order of phase, of rank and then of jobs; the others each at once. Once every job of an earlier
 // phase has started, the mutant phase (phaseMutant) gets as many slots again: a mutant's run is
 // mostly a test binary built once for the whole chapter (chapterSchema), and many such runs wait
 // rather than compute (chapter 08's mutants wait for processes and deadlines, the CPU idle), so
@@ -87,7 +89,7 @@ func runJobs(ctx context.Context, what, tmpPrefix string, opts Options, jobs []j
 	}
 	// A job that does not use go may wait for jobs that do (the signature check waits for every
 	// mutant's run); those wait for nothing, so the workers cannot deadlock.
-	slices.SortStableFunc(queue, func(a, b job) int { return cmp.Compare(a.phase, b.phase) })
+	slices.SortStableFunc(queue, func(a, b job) int { return cmp.Or(cmp.Compare(a.phase, b.phase), cmp.Compare(a.rank, b.rank)) })
 	next := make(chan job)
 	worker := func() {
 		for j := range next {

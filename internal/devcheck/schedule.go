@@ -5,7 +5,11 @@ package devcheck
 //
 //   - Targets first: a chapter's flake runs (phaseFlake) compile the same race-instrumented
 //     package, which is then in the cache (sharedBuildEnv); run together, both would compile it.
-//   - Starters before progressive stages: the starter and stage 0 are one tree.
+//   - Starters before progressive stages.
+//   - The progressive stages of all chapters by stage (job.rank), then by chapter: each
+//     chapter's first stage makes the build of all its stages (stageSchema), which its other
+//     stages wait for, so the first stages of two chapters run side by side, not one chapter's
+//     build and a stage waiting for it.
 //   - Mutants last: hundreds of short jobs fill both slots to the end, where one long job
 //     would leave a core idle.
 type phase int

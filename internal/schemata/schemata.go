@@ -18,6 +18,7 @@ import (
 	"maps"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -33,7 +34,10 @@ const activeVar = "devcheckActiveMutant"
 // declares activeVar.
 const generatedFile = "zz_devcheck_mutant.go"
 
-// Mutation is one mutant: the whole of one file of the tree with the mutant applied.
+// Mutation is one mutant's version of one file: the whole file with the mutant applied. A mutant
+// that changes several files (a progressive stage of a chapter, whose labs' bodies are stubs) is
+// one Mutation per file, all with its Name; it is in the build only when Build weaves every one
+// of them.
 type Mutation struct {
 	Name string // the mutant's name, EnvVar's value that selects it
 	File string // the file it changes, a slash-separated path in the tree
@@ -53,7 +57,10 @@ type Result struct {
 // Build weaves mutations into tree (the original files, by path). A mutation is woven in when
 // its file parses, has the same declarations as the original in the same order, and every
 // declaration it changes is a function or method whose parameters and receiver all have names,
-// changed in its body alone. The others are left out, with the reason in Why.
+// changed in its body alone. Its imports may be fewer than the original's: a stub no longer
+// uses what the reference body did, and the tool that wrote it dropped that import (the woven
+// file keeps the original's imports, which the original bodies still use). The others are left
+// out, with the reason in Why.
 func Build(tree map[string][]byte, mutations []Mutation) *Result {
 	res := &Result{Files: map[string][]byte{}, Woven: make([]bool, len(mutations)), Why: make([]string, len(mutations))}
 	// versions[file][decl index] lists the mutated versions of one function of file.
@@ -143,23 +150,24 @@ type version struct {
 // src) declaration by declaration. It returns the mutated version of every declaration that
 // differs, by index, or why the mutation cannot be woven in.
 func changedFuncs(fset *token.FileSet, orig []byte, of *ast.File, mset *token.FileSet, src []byte, mf *ast.File) (map[int]version, string) {
-	if len(of.Decls) != len(mf.Decls) {
-		return nil, "it adds or removes declarations"
-	}
 	if of.Name.Name != mf.Name.Name {
 		return nil, "it changes the package name"
+	}
+	// Import declarations come first in a Go file; they are compared as sets of imports, the
+	// other declarations one by one.
+	oImports, mImports := importDecls(of), importDecls(mf)
+	if len(of.Decls)-oImports != len(mf.Decls)-mImports {
+		return nil, "it adds or removes declarations"
+	}
+	if why := checkImports(of, mf); why != "" {
+		return nil, why
 	}
 	text := func(fs *token.FileSet, b []byte, from, to token.Pos) string {
 		return string(b[fs.Position(from).Offset:fs.Position(to).Offset])
 	}
-	if lost := lostQualifiers(of, mf); lost != "" {
-		// The original still uses lost, the mutated file no longer does: on its own the mutated
-		// file would not compile (an unused import), woven in it would.
-		return nil, "it no longer uses " + lost
-	}
 	changed := map[int]version{}
-	for i := range of.Decls {
-		od, md := of.Decls[i], mf.Decls[i]
+	for i := oImports; i < len(of.Decls); i++ {
+		od, md := of.Decls[i], mf.Decls[i-oImports+mImports]
 		if text(fset, orig, od.Pos(), od.End()) == text(mset, src, md.Pos(), md.End()) {
 			continue
 		}
@@ -249,26 +257,94 @@ func forward(fd *ast.FuncDecl, name string) string {
 	return call.String() + "\n\t\treturn"
 }
 
-// lostQualifiers returns a name that qualifies a selector (pkg in pkg.Name) somewhere in of and
-// nowhere in mf, or "". An import that only the changed code used is such a name.
-func lostQualifiers(of, mf *ast.File) string {
-	qualifiers := func(f *ast.File) map[string]bool {
-		names := map[string]bool{}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if sel, ok := n.(*ast.SelectorExpr); ok {
-				if id, ok := sel.X.(*ast.Ident); ok {
-					names[id.Name] = true
-				}
-			}
-			return true
-		})
-		return names
+// importDecls returns how many declarations at the start of f are import declarations.
+func importDecls(f *ast.File) int {
+	n := 0
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); !ok || gd.Tok != token.IMPORT {
+			break
+		}
+		n++
 	}
-	kept := qualifiers(mf)
-	for _, name := range slices.Sorted(maps.Keys(qualifiers(of))) {
-		if !kept[name] {
-			return name
+	return n
+}
+
+// checkImports says why the mutated file mf, woven into the original of, might compile where mf
+// on its own would not, or "" when it cannot. mf may only drop imports, and only ones it no
+// longer uses: the woven file keeps of's imports, so an import mf still declares but no longer
+// uses (on its own: "imported and not used") or a name mf uses whose import it dropped (on its
+// own: undefined) would compile woven in. Everything else that would not compile on its own
+// (a variable declared and not used) does not compile woven in either: the mutated bodies are
+// copied into the build as they are.
+func checkImports(of, mf *ast.File) string {
+	orig, kept := imports(of), imports(mf)
+	for key := range kept {
+		if !orig[key] {
+			return "it adds the import " + key
+		}
+	}
+	oUsed, mUsed := qualifiers(of), qualifiers(mf)
+	for _, spec := range of.Imports {
+		key := importKey(spec)
+		name, named := importName(spec)
+		switch {
+		case kept[key] && named && oUsed[name] && !mUsed[name]:
+			return "it no longer uses " + name // and keeps its import: "imported and not used"
+		case kept[key]:
+		case !named || !oUsed[name]:
+			return "it drops the import " + key // whose uses this check cannot find
+		case mUsed[name]:
+			return "it uses " + name + " without importing it"
 		}
 	}
 	return ""
+}
+
+// imports returns the keys (importKey) of f's imports.
+func imports(f *ast.File) map[string]bool {
+	keys := map[string]bool{}
+	for _, spec := range f.Imports {
+		keys[importKey(spec)] = true
+	}
+	return keys
+}
+
+// importKey is an import as written: its name, if it has one, and its path.
+func importKey(spec *ast.ImportSpec) string {
+	if spec.Name != nil {
+		return spec.Name.Name + " " + spec.Path.Value
+	}
+	return spec.Path.Value
+}
+
+// importName returns the name an import declares in the file, when it is one a selector can use:
+// its own name, or the last element of its path (a package whose name differs from it is beyond
+// this check: its uses are not found, and a mutation that drops it is refused). Blank and dot
+// imports declare none.
+func importName(spec *ast.ImportSpec) (string, bool) {
+	if spec.Name != nil {
+		if spec.Name.Name == "_" || spec.Name.Name == "." {
+			return "", false
+		}
+		return spec.Name.Name, true
+	}
+	p, err := strconv.Unquote(spec.Path.Value)
+	if err != nil {
+		return "", false
+	}
+	return path.Base(p), true
+}
+
+// qualifiers returns the names that qualify a selector (x in x.Y) somewhere in f.
+func qualifiers(f *ast.File) map[string]bool {
+	names := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok {
+				names[id.Name] = true
+			}
+		}
+		return true
+	})
+	return names
 }

@@ -46,6 +46,11 @@ func Name(n int) string { return fmt.Sprint(n) }
 var Limit = 3
 `
 
+const half = `package calc
+
+func Half(n int) int { return n / 2 }
+`
+
 // calcTest prints what the functions give; it runs once per mutant.
 const calcTest = `package calc
 
@@ -57,7 +62,7 @@ import (
 func TestShow(t *testing.T) {
 	c := &Counter{}
 	c.Bump(1, 2, 3)
-	fmt.Printf("Add=%d Count=%d Max=%d\n", Add(2, 3), c.Count(), Max(4, 7))
+	fmt.Printf("Add=%d Count=%d Max=%d Name=%s Half=%d\n", Add(2, 3), c.Count(), Max(4, 7), Name(7), Half(9))
 }
 `
 
@@ -65,7 +70,7 @@ func TestBuild(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command")
 	}
-	tree := map[string][]byte{"go.mod": []byte("module calc\n\ngo 1.26\n"), "calc.go": []byte(calc), "calc_test.go": []byte(calcTest)}
+	tree := map[string][]byte{"go.mod": []byte("module calc\n\ngo 1.26\n"), "calc.go": []byte(calc), "half.go": []byte(half), "calc_test.go": []byte(calcTest)}
 	mutate := func(find, replace string) []byte {
 		t.Helper()
 		if strings.Count(calc, find) != 1 {
@@ -84,9 +89,16 @@ func TestBuild(t *testing.T) {
 		{Name: "broken", File: "calc.go", Src: mutate("return a + b", "return a +")},
 		{Name: "test-file", File: "calc_test.go", Src: []byte(calcTest)},
 		{Name: "unused-import", File: "calc.go", Src: mutate(`return fmt.Sprint(n)`, `return "n"`)},
+		// A stub, as a progressive stage has it: the body no longer uses fmt, and the import is gone.
+		{Name: "stub", File: "calc.go", Src: []byte(strings.Replace(string(mutate(`return fmt.Sprint(n)`, `return "stub"`)), "import \"fmt\"\n", "", 1))},
+		{Name: "dropped-import-still-used", File: "calc.go", Src: []byte(strings.Replace(calc, "import \"fmt\"\n", "", 1))},
+		{Name: "added-import", File: "calc.go", Src: []byte(strings.Replace(string(mutate("return a + b", "return a + b + len(os.Args)*0")), "import \"fmt\"\n", "import (\n\t\"fmt\"\n\t\"os\"\n)\n", 1))},
+		// One mutant in two files: both are woven in, under one name.
+		{Name: "two-files", File: "calc.go", Src: mutate("return a + b", "return a - b")},
+		{Name: "two-files", File: "half.go", Src: []byte(strings.Replace(half, "n / 2", "n / 3", 1))},
 	}
 	res := schemata.Build(tree, mutations)
-	wantWoven := []bool{true, true, true, true, false, false, false, false, false, false}
+	wantWoven := []bool{true, true, true, true, false, false, false, false, false, false, true, false, false, true, true}
 	if diff := cmp.Diff(wantWoven, res.Woven); diff != "" {
 		t.Errorf("woven (-want +got):\n%s\nwhy: %q", diff, res.Why)
 	}
@@ -109,12 +121,14 @@ func TestBuild(t *testing.T) {
 		}
 	}
 	for mutant, want := range map[string]string{
-		"":                "Add=5 Count=6 Max=7",
-		"minus":           "Add=-1 Count=6 Max=7",
-		"times":           "Add=6 Count=6 Max=7",
-		"bump-first-only": "Add=5 Count=1 Max=7",
-		"min":             "Add=5 Count=6 Max=4",
-		"limit":           "Add=5 Count=6 Max=7", // not woven: selecting it changes nothing
+		"":                "Add=5 Count=6 Max=7 Name=7 Half=4",
+		"minus":           "Add=-1 Count=6 Max=7 Name=7 Half=4",
+		"times":           "Add=6 Count=6 Max=7 Name=7 Half=4",
+		"bump-first-only": "Add=5 Count=1 Max=7 Name=7 Half=4",
+		"min":             "Add=5 Count=6 Max=4 Name=7 Half=4",
+		"limit":           "Add=5 Count=6 Max=7 Name=7 Half=4", // not woven: selecting it changes nothing
+		"stub":            "Add=5 Count=6 Max=7 Name=stub Half=4",
+		"two-files":       "Add=-1 Count=6 Max=7 Name=7 Half=3",
 	} {
 		cmd := exec.Command("go", "test", "-count=1", "-v", "-run", "TestShow", ".")
 		cmd.Dir = dir

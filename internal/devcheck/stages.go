@@ -1,0 +1,121 @@
+package devcheck
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/manifest"
+	"github.com/learn-tinypi/course/internal/schemata"
+	"github.com/learn-tinypi/course/internal/tree"
+)
+
+// stageSchema is one build of a rebuild chapter's target with its progressive stages woven in
+// (package schemata), as chapterSchema weaves its mutants. Stage k is the tree whose labs from k
+// on are stubs (tree.Builder.Progressive); it differs from the target in the bodies of the
+// labs' functions and in the imports only the reference bodies used, so every stage can be one
+// build, and each stage's check a `go test ./...` of that build with the stage selected: the
+// packages are compiled once for the chapter instead of once per stage, which was most of the
+// progressive checks' time. Unlike the mutants' build it keeps every test file: a stage's check
+// runs every test, as a learner's plain `go test ./...` does. A stage that cannot be woven in,
+// or every stage when the build does not compile, is proven in a tree of its own, as before.
+// The first progressive job of the chapter makes the build; the others wait for it.
+type stageSchema struct {
+	once  sync.Once
+	dir   string       // where the build's tree is; "" when there is none
+	woven map[int]bool // the stages in it
+	err   error        // what stopped the run (ctx ended, a directory cannot be written)
+}
+
+// stageName is the name under which stage k is woven in: schemata.EnvVar's value that selects it.
+func stageName(k int) string { return fmt.Sprintf("progressive-stage-%d", k) }
+
+// prepare makes the build in a directory next to jobDir (inside the run's temporary directory,
+// which runJobs removes at the end), once.
+func (s *stageSchema) prepare(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, jobDir string) error {
+	s.once.Do(func() {
+		s.err = s.build(ctx, b, ch, filepath.Join(filepath.Dir(jobDir), "stages-"+ch.Number))
+	})
+	return s.err
+}
+
+func (s *stageSchema) build(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir string) error {
+	target, res, woven := weaveStages(b, ch)
+	if len(woven) == 0 {
+		return nil
+	}
+	t := maps.Clone(target)
+	maps.Copy(t, res.Files)
+	if err := t.Write(dir); err != nil {
+		return fmt.Errorf("writing the progressive stages of chapter %s: %w", ch.Number, err)
+	}
+	// Compile every package and its tests once, into go's build cache, where each stage's run
+	// finds them. A build that does not compile leaves every stage to its own tree.
+	s.dir = dir
+	report, err := gotest.Run(ctx, s.run("^$", ""))
+	if err != nil {
+		return err
+	}
+	if report.BuildFailed {
+		s.dir = ""
+		return nil
+	}
+	s.woven = woven
+	return nil
+}
+
+// run returns the options of checkProgressive's run in the build: every package's tests that
+// pattern selects ("" for all), with the stage selected by name ("" for none).
+func (s *stageSchema) run(pattern, stage string) gotest.Options {
+	return gotest.Options{
+		Dir: s.dir, Fresh: true, Unoptimized: true, Run: pattern, Timeout: testTimeout, Packages: []string{"./..."},
+		Env: append(sharedBuildEnv(), schemata.EnvVar+"="+stage),
+	}
+}
+
+// weaveStages weaves ch's progressive stages into its target: the target, the build's files
+// (schemata.Result) and the stages woven in. None is woven when the target cannot be built (the
+// target check reports why).
+func weaveStages(b *tree.Builder, ch *manifest.Chapter) (tree.Tree, *schemata.Result, map[int]bool) {
+	target, err := b.Target(ch)
+	if err != nil {
+		return nil, nil, nil
+	}
+	var mutations []schemata.Mutation
+	var stages []int // stages[i] is the stage of mutations[i]
+	for k := range ch.Labs {
+		stage, err := b.Progressive(ch, k)
+		if err != nil || len(stage) != len(target) {
+			continue // checkProgressive reports a tree that cannot be built
+		}
+		var files []schemata.Mutation
+		for _, p := range slices.Sorted(maps.Keys(stage)) {
+			orig, ok := target[p]
+			if !ok {
+				files = nil
+				break
+			}
+			if string(orig) != string(stage[p]) {
+				files = append(files, schemata.Mutation{Name: stageName(k), File: p, Src: stage[p]})
+			}
+		}
+		for range files {
+			stages = append(stages, k)
+		}
+		mutations = append(mutations, files...)
+	}
+	res := schemata.Build(target, mutations)
+	woven := map[int]bool{}
+	for i, k := range stages {
+		if _, seen := woven[k]; !seen {
+			woven[k] = true
+		}
+		woven[k] = woven[k] && res.Woven[i]
+	}
+	maps.DeleteFunc(woven, func(_ int, ok bool) bool { return !ok })
+	return target, res, woven
+}
