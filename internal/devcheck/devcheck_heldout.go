@@ -51,6 +51,7 @@ func heldoutTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) 
 		name:   "heldout: on the target every held-out case gets its right verdict",
 		usesGo: true,
 		phase:  phaseMutant,
+		rank:   len(ch.Mutants), // after the chapter's mutants, whose first makes the build it uses
 		run: func(ctx context.Context, dir string) (Check, error) {
 			problem := func(c heldout.Case, o heldout.Outcome) string {
 				if o.Agrees {
@@ -85,6 +86,7 @@ func heldoutTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) 
 			name:   "heldout: the held-out cases that name mutant " + name + " catch it",
 			usesGo: true,
 			phase:  phaseMutant,
+			rank:   len(ch.Mutants),
 			run: func(ctx context.Context, dir string) (Check, error) {
 				problem := func(c heldout.Case, o heldout.Outcome) string {
 					if slices.Contains(c.Catches, name) && o.Agrees {

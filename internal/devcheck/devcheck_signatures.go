@@ -40,6 +40,7 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) [
 			name:   fmt.Sprintf("mutant %s: compiles and lab %s catches it", m.Name, m.Lab),
 			usesGo: true,
 			phase:  phaseMutant,
+			rank:   i,
 			run: func(ctx context.Context, dir string) (Check, error) {
 				if err := schema.prepare(ctx, b, ch, dir); err != nil {
 					return Check{}, err

@@ -11,7 +11,11 @@ package devcheck
 //     stages wait for, so the first stages of two chapters run side by side, not one chapter's
 //     build and a stage waiting for it.
 //   - Mutants last: hundreds of short jobs fill both slots to the end, where one long job
-//     would leave a core idle.
+//     would leave a core idle. They too start by their place in the chapter (job.rank), then by
+//     chapter: each chapter's first mutant makes the build of all its mutants (chapterSchema),
+//     which the others wait for, so the builds of several chapters run side by side instead of
+//     one build while the other slots wait for it. The held-out checks, which use the same build,
+//     come after their chapter's mutants.
 type phase int
 
 const (

@@ -28,6 +28,10 @@ type stageSchema struct {
 	once  sync.Once
 	dir   string       // where the build's tree is; "" when there is none
 	woven map[int]bool // the stages in it
+	// why says, by stage, why one that is not in the build is not: checkProgressive notes it on
+	// the stage's check, since nothing else would tell (the stage is proven all the same, only
+	// slower).
+	why map[int]string
 	err   error        // what stopped the run (ctx ended, a directory cannot be written)
 }
 
@@ -44,7 +48,8 @@ func (s *stageSchema) prepare(ctx context.Context, b *tree.Builder, ch *manifest
 }
 
 func (s *stageSchema) build(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir string) error {
-	target, res, woven := weaveStages(b, ch)
+	target, res, woven, why := weaveStages(b, ch)
+	s.why = why
 	if len(woven) == 0 {
 		return nil
 	}
@@ -62,6 +67,9 @@ func (s *stageSchema) build(ctx context.Context, b *tree.Builder, ch *manifest.C
 	}
 	if report.BuildFailed {
 		s.dir = ""
+		for k := range woven {
+			s.why[k] = "the build of all the chapter's stages does not compile:\n" + clip(report.BuildOutput)
+		}
 		return nil
 	}
 	s.woven = woven
@@ -78,25 +86,30 @@ func (s *stageSchema) run(pattern, stage string) gotest.Options {
 }
 
 // weaveStages weaves ch's progressive stages into its target: the target, the build's files
-// (schemata.Result) and the stages woven in. None is woven when the target cannot be built (the
-// target check reports why).
-func weaveStages(b *tree.Builder, ch *manifest.Chapter) (tree.Tree, *schemata.Result, map[int]bool) {
+// (schemata.Result), the stages woven in and why each other stage is not. None is woven when the
+// target cannot be built (the target check reports why).
+func weaveStages(b *tree.Builder, ch *manifest.Chapter) (tree.Tree, *schemata.Result, map[int]bool, map[int]string) {
+	why := map[int]string{}
 	target, err := b.Target(ch)
 	if err != nil {
-		return nil, nil, nil
+		return nil, nil, nil, why
 	}
 	var mutations []schemata.Mutation
 	var stages []int // stages[i] is the stage of mutations[i]
 	for k := range ch.Labs {
 		stage, err := b.Progressive(ch, k)
-		if err != nil || len(stage) != len(target) {
+		if err != nil {
 			continue // checkProgressive reports a tree that cannot be built
+		}
+		if len(stage) != len(target) {
+			why[k] = fmt.Sprintf("the stage's tree has %d files, the target's %d", len(stage), len(target))
+			continue
 		}
 		var files []schemata.Mutation
 		for _, p := range slices.Sorted(maps.Keys(stage)) {
 			orig, ok := target[p]
 			if !ok {
-				files = nil
+				why[k], files = p+" is in the stage's tree, not in the target's", nil
 				break
 			}
 			if string(orig) != string(stage[p]) {
@@ -114,8 +127,11 @@ func weaveStages(b *tree.Builder, ch *manifest.Chapter) (tree.Tree, *schemata.Re
 		if _, seen := woven[k]; !seen {
 			woven[k] = true
 		}
+		if !res.Woven[i] && woven[k] {
+			why[k] = mutations[i].File + ": " + res.Why[i]
+		}
 		woven[k] = woven[k] && res.Woven[i]
 	}
 	maps.DeleteFunc(woven, func(_ int, ok bool) bool { return !ok })
-	return target, res, woven
+	return target, res, woven, why
 }
