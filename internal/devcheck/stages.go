@@ -32,7 +32,7 @@ type stageSchema struct {
 	// the stage's check, since nothing else would tell (the stage is proven all the same, only
 	// slower).
 	why map[int]string
-	err   error        // what stopped the run (ctx ended, a directory cannot be written)
+	err error // what stopped the run (ctx ended, a directory cannot be written)
 }
 
 // stageName is the name under which stage k is woven in: schemata.EnvVar's value that selects it.
