@@ -33,9 +33,10 @@ func Dir(chapter string) string { return path.Join("checkpoints", "heldout", cha
 // HarnessPath is the test harness in the course content.
 const HarnessPath = "checkpoints/heldout/heldout_test.go.txt"
 
-// harnessName is the file name the harness takes in the learner's package (through the overlay
-// only). It does not exist there: an existing file of that name is refused rather than hidden.
-const harnessName = "zz_course_heldout_test.go"
+// HarnessName is the file name the harness takes in the package it joins: in a learner's
+// package through the overlay only, where it does not exist (Run refuses a package that has a
+// file of that name rather than hide it), and in the build of dev check's mutants.
+const HarnessName = "zz_course_heldout_test.go"
 
 // Verdict is what a case's judgement must be (verdict.json): whether it passes, the names of the
 // checks that fail in the order of the checks, how the run ended, its steps and tokens.
@@ -125,22 +126,18 @@ func Harness(content fs.FS) ([]byte, error) {
 	return fs.ReadFile(content, HarnessPath)
 }
 
-// HarnessName is the file name the harness takes in the package it joins. Run refuses a package
-// that has a file of that name rather than hide it.
-const HarnessName = harnessName
-
 // Run runs cases (of chapter, in content) against the Go package in moduleDir and returns one
 // outcome per case, in the order of cases. The harness joins the package through -overlay.
 func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, moduleDir string, opts Options) ([]Outcome, error) {
-	if _, err := os.Lstat(filepath.Join(moduleDir, harnessName)); err == nil {
-		return nil, fmt.Errorf("%s already exists in %s; the held-out run needs the name", harnessName, moduleDir)
+	if _, err := os.Lstat(filepath.Join(moduleDir, HarnessName)); err == nil {
+		return nil, fmt.Errorf("%s already exists in %s; the held-out run needs the name", HarnessName, moduleDir)
 	}
 	return stage(content, chapter, cases, func(tmp string, env []string) (*gotest.Report, error) {
 		harness, err := Harness(content)
 		if err != nil {
 			return nil, err
 		}
-		harnessFile := filepath.Join(tmp, harnessName)
+		harnessFile := filepath.Join(tmp, HarnessName)
 		if err := os.WriteFile(harnessFile, harness, 0o644); err != nil {
 			return nil, err
 		}
@@ -148,7 +145,7 @@ func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, modul
 		if err != nil {
 			return nil, err
 		}
-		overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(absModule, harnessName): harnessFile}})
+		overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(absModule, HarnessName): harnessFile}})
 		if err != nil {
 			return nil, err
 		}
