@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,10 +62,11 @@ func (term *tmuxTerminal) exitStatus() string {
 	term.t.Helper()
 	deadline := time.Now().Add(exitDeadline)
 	for {
-		// pane_dead_status is empty when the program was ended by a signal, and pane_dead_signal
-		// then names it: a program that a Ctrl-C ends by SIGINT has, as a shell reports it,
-		// the status 130 (128+2) too. (Two loaded fresh-clone runs showed a dead pane with no
-		// status, which the first version of this wait did not read.)
+		// tmux marks the pane dead when the program's terminal closes, and fills in
+		// pane_dead_status (an exit) or pane_dead_signal (a signal) only once it has reaped the
+		// process: on a loaded machine the pane was seen dead with neither for a while (three
+		// fresh-clone runs), so a dead pane with neither is waited on like a live one. A program
+		// that a Ctrl-C ends by SIGINT has, as a shell reports it, the status 130 (128+2) too.
 		out := strings.Split(strings.TrimSpace(term.tmux("display-message", "-p", "-t", "tinypi", "#{pane_dead}|#{pane_dead_status}|#{pane_dead_signal}|#{pane_pid}")), "|")
 		if len(out) == 4 && out[0] == "1" {
 			switch {
@@ -72,8 +74,14 @@ func (term *tmuxTerminal) exitStatus() string {
 				return out[1]
 			case out[2] == "2" || out[2] == "INT" || out[2] == "SIGINT":
 				return "130"
-			default:
+			case out[2] != "":
 				return "signal " + out[2]
+			}
+			// tmux has not reaped the program (one run showed it a zombie 90 s after its exit,
+			// tmux 3.3a under no load): the kernel keeps a zombie's exit status for its parent,
+			// and shows it in /proc too.
+			if status, ok := zombieExitStatus(out[3]); ok {
+				return status
 			}
 		}
 		if time.Now().After(deadline) {
@@ -81,10 +89,43 @@ func (term *tmuxTerminal) exitStatus() string {
 			if len(out) == 4 {
 				procs, _ = exec.Command("ps", "-o", "pid,pgid,stat,wchan:20,args", "--ppid", out[3], "-p", out[3]).CombinedOutput()
 			}
-			term.t.Fatalf("tinypi is still running %v after the last Ctrl-C (pane %q); its processes:\n%s\nthe terminal shows:\n%s",
+			term.t.Fatalf("tinypi has not ended, or tmux has not reaped it, %v after the last Ctrl-C (pane %q: dead, status, signal, pid); its processes:\n%s\nthe terminal shows:\n%s",
 				exitDeadline, out, procs, term.screen())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// zombieExitStatus returns the exit status of process pid when it has ended and its parent has
+// not yet collected it (a zombie), as exitStatus reports one: the status, "130" for SIGINT,
+// "signal N" for another signal. ok is false when pid is no zombie or /proc cannot say (not
+// Linux).
+func zombieExitStatus(pid string) (status string, ok bool) {
+	stat, err := os.ReadFile(filepath.Join("/proc", pid, "stat"))
+	if err != nil {
+		return "", false
+	}
+	// The fields after the command name (which is in parentheses and may hold spaces) start with
+	// field 3, the state; field 52 is the exit code as waitpid(2) reports it.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return "", false
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 50 || fields[0] != "Z" {
+		return "", false
+	}
+	code, err := strconv.Atoi(fields[49])
+	if err != nil {
+		return "", false
+	}
+	switch sig := code & 0x7f; sig {
+	case 0:
+		return strconv.Itoa(code >> 8 & 0xff), true
+	case 2:
+		return "130", true
+	default:
+		return fmt.Sprintf("signal %d", sig), true
 	}
 }
 
