@@ -369,9 +369,9 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 // sharedBuildEnv is gotest.OfflineEnv with -trimpath. Every check writes its tree into a
 // directory of its own, and without -trimpath a package's directory is part of its key in go's
 // build cache: the target and the flake runs, or the packages a chapter's trees share with the
-// next chapter's, are the same sources compiled twice. With it they are compiled once. Mutant runs keep the
-// plain environment: their messages make signatures, which must be what a learner's own go test
-// prints (a path in a message would differ).
+// next chapter's, are the same sources compiled twice. With it they are compiled once. Mutant
+// runs in a tree of their own keep the plain environment: their messages make signatures, which
+// must be what a learner's own go test prints (a path in a message would differ).
 func sharedBuildEnv() []string {
 	return append(gotest.OfflineEnv(), "GOFLAGS=-mod=readonly -trimpath")
 }
@@ -445,8 +445,10 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	if err := stages.prepare(ctx, b, ch, dir); err != nil {
 		return Check{}, err
 	}
-	opts := stages.run("", stageName(k))
-	if !stages.woven[k] {
+	opts := stageRun(dir, "", "")
+	if stages.woven[k] {
+		opts = stages.run("", stageName(k))
+	} else {
 		t, err := b.Progressive(ch, k)
 		if err != nil {
 			return fail("building the tree: %v", err), nil
@@ -454,7 +456,6 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 		if err := t.Write(dir); err != nil {
 			return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
 		}
-		opts = gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Env: sharedBuildEnv(), Timeout: testTimeout, Packages: []string{"./..."}}
 	}
 	report, err := gotest.Run(ctx, opts)
 	if err != nil {

@@ -15,9 +15,8 @@ import (
 // DefaultFlakeRuns is how many times the flake check runs a chapter's focused tests with -race
 // when Options.FlakeRuns is 0. A test that fails once in a few dozen runs on a busy two-core
 // machine turns a learner's correct solution red at random; twenty-five runs catch a 3% flake
-// with a probability of about 53% and a 5% flake with 72%, and every chapter is checked on every change
-// (CI proves every chapter on every push), so a flake that one run misses is met again at the
-// next. It was fifty until chapter 14 pushed a fresh-clone make test over CI's 15 minutes: the
+// with a probability of about 53% and a 5% flake with 72%, and CI proves every chapter on every
+// push, so a flake that one run misses is met again at the next. It was fifty until chapter 14 pushed a fresh-clone make test over CI's 15 minutes: the
 // runs of all chapters were about 250 s of CPU at fifty (docs/performance.md).
 const DefaultFlakeRuns = 25
 

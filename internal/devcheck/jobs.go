@@ -35,8 +35,8 @@ type job struct {
 }
 
 // runJobs runs jobs, at most opts.Parallel (or DefaultParallel) of those that use go at once,
-// taken in order of phase, of rank and then of jobs; the others each at once. Once every job of an earlier
-// phase has started, the mutant phase (phaseMutant) gets as many slots again: a mutant's run is
+// taken in order of phase, of rank and then of jobs; the others each at once. Once every job of
+// an earlier phase has started, the mutant phase (phaseMutant) gets as many slots again: a mutant's run is
 // mostly a test binary built once for the whole chapter (chapterSchema), and many such runs wait
 // rather than compute (chapter 08's mutants wait for processes and deadlines, the CPU idle), so
 // two slots left the machine idle for minutes. Each job works in a

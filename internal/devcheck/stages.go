@@ -76,11 +76,17 @@ func (s *stageSchema) build(ctx context.Context, b *tree.Builder, ch *manifest.C
 	return nil
 }
 
-// run returns the options of checkProgressive's run in the build: every package's tests that
-// pattern selects ("" for all), with the stage selected by name ("" for none).
+// run returns the options of a run in the build: see stageRun.
 func (s *stageSchema) run(pattern, stage string) gotest.Options {
+	return stageRun(s.dir, pattern, stage)
+}
+
+// stageRun returns the options of checkProgressive's run, a learner's plain `go test ./...`, in
+// dir: every package's tests that pattern selects ("" for all), with the stage selected by name
+// ("" for none, as in a tree of the stage's own).
+func stageRun(dir, pattern, stage string) gotest.Options {
 	return gotest.Options{
-		Dir: s.dir, Fresh: true, Unoptimized: true, Run: pattern, Timeout: testTimeout, Packages: []string{"./..."},
+		Dir: dir, Fresh: true, Unoptimized: true, Run: pattern, Timeout: testTimeout, Packages: []string{"./..."},
 		Env: append(sharedBuildEnv(), schemata.EnvVar+"="+stage),
 	}
 }
@@ -116,22 +122,19 @@ func weaveStages(b *tree.Builder, ch *manifest.Chapter) (tree.Tree, *schemata.Re
 				files = append(files, schemata.Mutation{Name: stageName(k), File: p, Src: stage[p]})
 			}
 		}
-		for range files {
-			stages = append(stages, k)
-		}
+		stages = append(stages, slices.Repeat([]int{k}, len(files))...)
 		mutations = append(mutations, files...)
 	}
 	res := schemata.Build(target, mutations)
 	woven := map[int]bool{}
-	for i, k := range stages {
-		if _, seen := woven[k]; !seen {
-			woven[k] = true
-		}
+	for _, k := range stages {
+		woven[k] = true
+	}
+	for i, k := range stages { // a stage is in the build when every file of it is
 		if !res.Woven[i] && woven[k] {
 			why[k] = mutations[i].File + ": " + res.Why[i]
+			delete(woven, k)
 		}
-		woven[k] = woven[k] && res.Woven[i]
 	}
-	maps.DeleteFunc(woven, func(_ int, ok bool) bool { return !ok })
 	return target, res, woven, why
 }

@@ -132,7 +132,7 @@ func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, modul
 	if _, err := os.Lstat(filepath.Join(moduleDir, HarnessName)); err == nil {
 		return nil, fmt.Errorf("%s already exists in %s; the held-out run needs the name", HarnessName, moduleDir)
 	}
-	return stage(content, chapter, cases, func(tmp string, env []string) (*gotest.Report, error) {
+	return judgeCases(content, chapter, cases, func(tmp string, env []string) (*gotest.Report, error) {
 		harness, err := Harness(content)
 		if err != nil {
 			return nil, err
@@ -161,16 +161,16 @@ func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, modul
 // RunBinary is Run with a test binary already built from a package that holds the harness
 // (HarnessName): bin, run in dir. Course dev check builds one for all of a chapter's mutants.
 func RunBinary(ctx context.Context, content fs.FS, chapter string, cases []Case, dir, bin string, opts Options) ([]Outcome, error) {
-	return stage(content, chapter, cases, func(_ string, env []string) (*gotest.Report, error) {
+	return judgeCases(content, chapter, cases, func(_ string, env []string) (*gotest.Report, error) {
 		return gotest.Run(ctx, gotest.Options{Dir: dir, Binary: bin, Run: "^TestHeldoutCases$", Fresh: true,
 			Env: append(slices.Clone(opts.Env), env...), Timeout: opts.Timeout})
 	})
 }
 
-// stage writes cases into a new temporary directory, calls test with it and the environment that
-// points the harness at the cases and its output, and judges what the harness wrote. The
-// directory is removed at the end.
-func stage(content fs.FS, chapter string, cases []Case, test func(tmp string, env []string) (*gotest.Report, error)) ([]Outcome, error) {
+// judgeCases writes cases into a new temporary directory, calls test with it and the
+// environment that points the harness at the cases and its output, and judges what the harness
+// wrote. The directory is removed at the end.
+func judgeCases(content fs.FS, chapter string, cases []Case, test func(tmp string, env []string) (*gotest.Report, error)) ([]Outcome, error) {
 	tmp, err := os.MkdirTemp("", "course-heldout-")
 	if err != nil {
 		return nil, err

@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/learn-tinypi/course/internal/labsrc"
 )
 
 // EnvVar is the environment variable that selects the active mutant of a schema build: its
@@ -283,7 +285,9 @@ func checkImports(of, mf *ast.File) string {
 			return "it adds the import " + key
 		}
 	}
-	oUsed, mUsed := qualifiers(of), qualifiers(mf)
+	// Build parses without object resolution, so every x of a selector x.y counts, a local
+	// name too; a file with a local name spelled like one of its imports is beyond this check.
+	oUsed, mUsed := labsrc.SelectorRoots(of), labsrc.SelectorRoots(mf)
 	for _, spec := range of.Imports {
 		key := importKey(spec)
 		name, named := importName(spec)
@@ -318,9 +322,9 @@ func importKey(spec *ast.ImportSpec) string {
 }
 
 // importName returns the name an import declares in the file, when it is one a selector can use:
-// its own name, or the last element of its path (a package whose name differs from it is beyond
-// this check: its uses are not found, and a mutation that drops it is refused). Blank and dot
-// imports declare none.
+// its own name, or the name the package most likely has (labsrc.AssumedName; a package whose
+// name is guessed wrongly is never seen as used, so a mutation that drops it is refused). Blank
+// and dot imports declare none.
 func importName(spec *ast.ImportSpec) (string, bool) {
 	if spec.Name != nil {
 		if spec.Name.Name == "_" || spec.Name.Name == "." {
@@ -332,19 +336,5 @@ func importName(spec *ast.ImportSpec) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	return path.Base(p), true
-}
-
-// qualifiers returns the names that qualify a selector (x in x.Y) somewhere in f.
-func qualifiers(f *ast.File) map[string]bool {
-	names := map[string]bool{}
-	ast.Inspect(f, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok {
-			if id, ok := sel.X.(*ast.Ident); ok {
-				names[id.Name] = true
-			}
-		}
-		return true
-	})
-	return names
+	return labsrc.AssumedName(p), true
 }
