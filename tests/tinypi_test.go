@@ -50,6 +50,7 @@ func TestTinypi(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":       cmdStatus,
 			"fakeprovider": cmdFakeProvider,
+			"keyprovider":  cmdKeyProvider,
 		},
 	})
 }
@@ -71,6 +72,32 @@ func cmdFakeProvider(ts *testscript.TestScript, neg bool, args []string) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		w.Write([]byte(`{"error":{"message":"` + strings.ToLower(http.StatusText(status)) + `, try again later","type":"rate_limit_error"}}`))
+	}))
+	ts.Defer(srv.Close)
+	ts.Setenv("PROVIDER_URL", srv.URL)
+}
+
+// cmdKeyProvider starts an OpenAI-style provider on loopback that answers "Hello." to a request
+// with the API key given (Authorization: Bearer KEY) and 401 to any other, for as long as the
+// script runs, and puts its URL in $PROVIDER_URL:
+//
+//	keyprovider sk-test
+func cmdKeyProvider(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: keyprovider KEY")
+	}
+	want := "Bearer " + args[0]
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != want {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			w.Write([]byte(`{"error":{"message":"wrong API key","type":"invalid_request_error"}}`))
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.Write([]byte("data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Hello.\"},\"finish_reason\":null}]}\n\n" +
+			"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n" +
+			"data: [DONE]\n\n"))
 	}))
 	ts.Defer(srv.Close)
 	ts.Setenv("PROVIDER_URL", srv.URL)

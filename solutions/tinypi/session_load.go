@@ -109,6 +109,27 @@ func LoadSession(path string, opts SessionOptions) (*Session, SessionRepair, err
 	return s, repair, nil
 }
 
+// ReadSession reads and checks the session file at path by the rules of LoadSession and changes
+// nothing: a torn last line is left out of the session but stays in the file (TornBytes says how
+// long it is), no crash repair is made (Appended is empty) and no writer is attached: what is
+// appended to the session stays in memory. It is for a log that is only read, such as the parent
+// of a fork: forking a session must never write it.
+func ReadSession(path string, opts SessionOptions) (*Session, SessionRepair, error) {
+	var repair SessionRepair
+	in, _, err := openRegular(path)
+	if err != nil {
+		return nil, repair, err
+	}
+	defer in.Close()
+	opts.Path = path
+	s, intact, size, err := readSessionFile(path, in, opts)
+	if err != nil {
+		return nil, repair, err
+	}
+	repair.TornBytes = int(size - intact)
+	return s, repair, nil
+}
+
 // openRegular opens path for reading and refuses what is not a regular file. It opens without
 // blocking: opening a named pipe for reading would otherwise wait for a writer.
 func openRegular(path string) (*os.File, fs.FileInfo, error) {

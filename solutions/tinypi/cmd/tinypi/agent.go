@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
+	"sync/atomic"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -32,7 +31,7 @@ func runAgent(ctx context.Context, cfg config, e env) int {
 	}
 	if cfg.sandbox != "" {
 		if cwd, err = newSandbox(ctx, cfg.sandbox); err != nil {
-			return e.failf(exitCannotStart, "%v", err)
+			return e.failf(exitCannotStart, "-sandbox: %v", err)
 		}
 		fmt.Fprintf(e.stderr, "tinypi: sandbox %s (a git repository: see the agent's changes with git -C %s diff)\n", cwd, cwd)
 	}
@@ -40,50 +39,93 @@ func runAgent(ctx context.Context, cfg config, e env) int {
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
 	}
-	session, path, repaired, err := openSession(cfg, cwd)
+	if err := checkContextLinks(cwd, root); err != nil {
+		return e.failf(exitCannotStart, "%v", err)
+	}
+	session, err := openSession(cfg, cwd)
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
 	}
-	defer session.Close()
-	opts := tinypi.RuntimeOptions{Model: model, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
-		Session: session, MaxSteps: cfg.maxSteps}
+	for _, note := range session.notes {
+		fmt.Fprintf(e.stderr, "tinypi: %s\n", note)
+	}
+	code := runSession(ctx, cfg, e, model, cwd, root, session)
+	if err := session.close(); err != nil {
+		e.failf(exitCannotStart, "%v", err)
+		if code == 0 {
+			code = exitCannotStart
+		}
+	}
+	return code
+}
+
+// runSession builds the runtime on session and runs the mode; the runtime is closed (the run
+// aborted, the log flushed) before it returns.
+func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd, root string, session *openedSession) int {
+	opts := tinypi.RuntimeOptions{Model: checkedModel{model}, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
+		Session: session.s, MaxSteps: cfg.maxSteps}
 	if cfg.contextWindow > 0 {
 		opts.Compaction = &tinypi.CompactionOptions{ContextWindow: cfg.contextWindow}
 	}
-	if cfg.readOnly {
-		opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: readOnly}
-	}
+	opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: beforeToolCall(cwd, session.path, cfg.readOnly)}
 	rt, err := tinypi.NewRuntime(opts)
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
 	}
-	defer rt.Close()
+	closed := false
+	closeRuntime := func() {
+		if !closed {
+			closed = true
+			rt.Close()
+		}
+	}
+	defer closeRuntime()
 	for _, p := range rt.Problems {
 		fmt.Fprintf(e.stderr, "tinypi: context file %s skipped: %s\n", p.Path, p.Reason)
 	}
-	if repaired > 0 {
-		fmt.Fprintf(e.stderr, "tinypi: %s: %d events repaired after a crash\n", path, repaired)
-	}
 
-	// Ctrl-C in the modes of chapter 13: the first one cancels ctx, which aborts the run.
+	// Ctrl-C in the modes of chapter 13: the first one cancels ctx, which aborts the run. SIGTERM
+	// and SIGHUP do the same in every mode.
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	var terminated atomic.Value // the signal that ended the program, if one did
+	go func() {
+		select {
+		case sig := <-e.terminations:
+			terminated.Store(sig)
+			cancel()
+		case <-runCtx.Done():
+		}
+	}()
+	code := 0
 	switch {
 	case cfg.print != "":
 		go cancelOnInterrupt(runCtx, e, cancel)
-		return tinypi.RunPrintMode(runCtx, rt, cfg.print, e.stdout, e.stderr)
+		code = tinypi.RunPrintMode(runCtx, rt, cfg.print, e.stdout, e.stderr)
 	case cfg.jsonPrompt != "":
 		go cancelOnInterrupt(runCtx, e, cancel)
-		return tinypi.RunJSONMode(runCtx, rt, cfg.jsonPrompt, e.stdout)
+		code = tinypi.RunJSONMode(runCtx, rt, cfg.jsonPrompt, e.stdout)
 	case cfg.rpc:
 		go cancelOnInterrupt(runCtx, e, cancel)
 		if err := tinypi.ServeRPC(runCtx, rt, e.stdin, e.stdout); err != nil {
-			return e.failf(exitCannotStart, "%v", err)
+			code = e.failf(exitCannotStart, "%v", err)
 		}
-		return 0
+	default:
+		fmt.Fprintf(e.stderr, "tinypi: session %s (open it with: course serve %s)\n", session.path, session.path)
+		code = interactive(runCtx, rt, e, session.check) // interactive.go
 	}
-	fmt.Fprintf(e.stderr, "tinypi: session %s (open it with: course serve %s)\n", path, path)
-	return interactive(ctx, rt, e) // interactive.go
+	closeRuntime() // the run's commands are stopped, its events written
+	if sig, ok := terminated.Load().(os.Signal); ok {
+		fmt.Fprintf(e.stderr, "tinypi: %v: the run was aborted and its commands stopped\n", sig)
+		code = terminatedStatus(sig)
+	}
+	if err := session.check(); err != nil {
+		e.failf(exitCannotStart, "%v", err)
+		if code == 0 {
+			code = exitCannotStart
+		}
+	}
+	return code
 }
 
 // cancelOnInterrupt calls cancel at the first Ctrl-C, or returns when ctx ends.
@@ -95,95 +137,96 @@ func cancelOnInterrupt(ctx context.Context, e env, cancel func()) {
 	}
 }
 
-// readOnly is the BeforeToolCall hook of -read-only: it lets only read run.
-func readOnly(_ context.Context, call tinypi.ToolCall, _ json.RawMessage) (tinypi.ToolCallDecision, error) {
-	if call.Name == "read" {
+// beforeToolCall is the BeforeToolCall hook: a write or edit of a path under the workspace's
+// .tinypi directory, or of the session file, is refused (the session log is the record of what
+// the agent did, not the agent's to change); with readOnly, every call but read is.
+func beforeToolCall(workspace, sessionPath string, readOnly bool) func(context.Context, tinypi.ToolCall, json.RawMessage) (tinypi.ToolCallDecision, error) {
+	protected := []string{filepath.Join(workspace, ".tinypi")}
+	if abs, err := filepath.Abs(sessionPath); err == nil {
+		protected = append(protected, abs)
+	}
+	return func(_ context.Context, call tinypi.ToolCall, args json.RawMessage) (tinypi.ToolCallDecision, error) {
+		if call.Name == "read" {
+			return tinypi.ToolCallDecision{}, nil
+		}
+		if readOnly {
+			return tinypi.ToolCallDecision{Block: true, Reason: "tinypi runs read-only (-read-only): " + call.Name + " is refused"}, nil
+		}
+		if call.Name != "write" && call.Name != "edit" {
+			return tinypi.ToolCallDecision{}, nil
+		}
+		var a struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(args, &a) != nil || a.Path == "" {
+			return tinypi.ToolCallDecision{}, nil // the tool refuses it itself
+		}
+		target := a.Path
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(workspace, target)
+		}
+		target = resolvePath(target)
+		for _, p := range protected {
+			if within(resolvePath(p), target) {
+				return tinypi.ToolCallDecision{Block: true, Reason: fmt.Sprintf("%s is refused: %s is tinypi's session log, which the agent's tools do not change", call.Name, a.Path)}, nil
+			}
+		}
 		return tinypi.ToolCallDecision{}, nil
 	}
-	return tinypi.ToolCallDecision{Block: true, Reason: "tinypi runs read-only (-read-only): " + call.Name + " is refused"}, nil
 }
 
-// openSession opens the session cfg asks for and returns it with its file and how many events a
-// resume repaired: a new file (never an existing one), a resumed file, or a fork of one.
-func openSession(cfg config, cwd string) (*tinypi.Session, string, int, error) {
-	if cfg.resume != "" {
-		s, repair, err := tinypi.LoadSession(cfg.resume, tinypi.SessionOptions{})
-		if err != nil {
-			return nil, "", 0, err
+// resolvePath is p, cleaned, with the symbolic links of its longest existing part resolved:
+// where a write to p would land.
+func resolvePath(p string) string {
+	p = filepath.Clean(p)
+	var rest []string
+	for d := p; ; d = filepath.Dir(d) {
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(append([]string{r}, rest...)...)
 		}
-		return s, cfg.resume, len(repair.Appended), nil
+		if filepath.Dir(d) == d {
+			return p
+		}
+		rest = append([]string{filepath.Base(d)}, rest...)
 	}
-	path := cfg.session
-	if path == "" {
-		path = defaultSessionPath(cwd, time.Now())
-	}
-	if _, err := os.Lstat(path); err == nil {
-		return nil, "", 0, fmt.Errorf("%s exists: tinypi never overwrites a session; continue it with -resume %s", path, path)
-	}
-	if err := makeSessionDir(filepath.Dir(path)); err != nil {
-		return nil, "", 0, err
-	}
-	id := filepath.Base(path)
-	if cfg.fork == "" {
-		s, err := tinypi.CreateSession(tinypi.SessionOptions{ID: id, Path: path})
-		return s, path, 0, err
-	}
-	from, seq, err := parseFork(cfg.fork)
-	if err != nil {
-		return nil, "", 0, err
-	}
-	parent, _, err := tinypi.LoadSession(from, tinypi.SessionOptions{})
-	if err != nil {
-		return nil, "", 0, err
-	}
-	fork, err := parent.Fork(seq, tinypi.SessionOptions{ID: id, Path: path})
-	if cerr := parent.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, "", 0, errors.Join(fmt.Errorf("-fork %s", cfg.fork), err)
-	}
-	return fork, path, 0, nil
 }
 
-// makeSessionDir makes dir for session files; a new directory named .tinypi gets a .gitignore
-// that ignores it whole, so that sessions stay out of the repository's changes.
-func makeSessionDir(dir string) error {
-	if _, err := os.Lstat(dir); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// within reports whether p is dir or inside it (both clean and absolute).
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// checkContextLinks refuses a context file (AGENTS.md, CLAUDE.md, as LoadContextFiles finds them
+// from root down to workspace) that is a symbolic link to a file outside root, the repository:
+// the context files go to the model in the system prompt, and what a repository holds must not
+// send the user's other files there. A link that stays inside the repository is followed.
+func checkContextLinks(workspace, root string) error {
+	top, err := filepath.EvalSymlinks(root)
+	if err != nil {
 		return err
 	}
-	if filepath.Base(dir) == ".tinypi" {
-		return os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("*\n"), 0o644)
-	}
-	return nil
-}
-
-// newSandbox copies src into a new temporary directory, makes it a git repository with the copy
-// as its first commit, and returns the directory.
-func newSandbox(ctx context.Context, src string) (string, error) {
-	tmp, err := os.MkdirTemp("", "tinypi-sandbox-")
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(tmp, "workspace")
-	if err := tinypi.CopyWorkspace(src, dir); err != nil {
-		os.RemoveAll(tmp)
-		return "", fmt.Errorf("-sandbox: %w", err)
-	}
-	for _, args := range [][]string{
-		{"init", "-q"},
-		{"add", "-A"},
-		{"-c", "user.name=tinypi", "-c", "user.email=tinypi@localhost", "commit", "-q", "-m", "sandbox: the files before the agent"},
-	} {
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			os.RemoveAll(tmp)
-			return "", fmt.Errorf("-sandbox: git %s: %v: %s", args[0], err, strings.TrimSpace(string(out)))
+	var dirs []string
+	for d := workspace; ; d = filepath.Dir(d) {
+		dirs = append(dirs, d)
+		if d == root || filepath.Dir(d) == d {
+			break
 		}
 	}
-	return dir, nil
+	for _, dir := range dirs {
+		for _, name := range []string{tinypi.AgentsFileName, tinypi.ClaudeFileName} {
+			path := filepath.Join(dir, name)
+			info, err := os.Lstat(path)
+			if err != nil {
+				continue
+			}
+			if info.Mode()&fs.ModeSymlink != 0 {
+				if target, err := filepath.EvalSymlinks(path); err == nil && !within(top, target) {
+					return fmt.Errorf("context file %s is a link to %s, outside the repository %s: tinypi sends context files to the model and sends nothing from outside the repository; replace the link by a copy of the file, or remove it", path, target, root)
+				}
+			}
+			break // the directory's first context file is its only one
+		}
+	}
+	return nil
 }

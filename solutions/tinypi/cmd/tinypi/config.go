@@ -163,8 +163,11 @@ func parseFork(s string) (string, int, error) {
 		return "", 0, fmt.Errorf("-fork %q: want FILE@SEQ", s)
 	}
 	seq, err := strconv.Atoi(s[i+1:])
-	if err != nil || seq < 0 {
-		return "", 0, fmt.Errorf("-fork %q: SEQ must be a number", s)
+	switch {
+	case errors.Is(err, strconv.ErrRange):
+		return "", 0, fmt.Errorf("-fork %q: SEQ is out of range: no session holds that many events", s)
+	case err != nil || seq < 0 || strings.HasPrefix(s[i+1:], "+"):
+		return "", 0, fmt.Errorf("-fork %q: SEQ must be a number, 0 or more", s)
 	}
 	return s[:i], seq, nil
 }

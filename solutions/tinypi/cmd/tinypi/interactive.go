@@ -18,8 +18,9 @@ const maxInputLine = 1 << 20
 // streams and each tool call and its result as they happen. Ctrl-C during a run aborts the run
 // and returns to the prompt; a second Ctrl-C before it has ended, or one at the prompt, ends the
 // program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
-// run, 0 when there was none.
-func interactive(ctx context.Context, rt *tinypi.Runtime, e env) int {
+// run, 0 when there was none. When ctx ends (SIGTERM, SIGHUP) it aborts the run and returns.
+// After each run it asks check about the session file; an error ends the program with 1.
+func interactive(ctx context.Context, rt *tinypi.Runtime, e env, check func() error) int {
 	view := &terminalView{out: e.stdout, errOut: e.stderr, atLineStart: true}
 	unsubscribe := rt.Agent.Subscribe(view.show)
 	defer unsubscribe()
@@ -48,6 +49,9 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env) int {
 		case <-e.interrupts:
 			fmt.Fprintln(e.stdout)
 			return exitInterrupted
+		case <-ctx.Done():
+			fmt.Fprintln(e.stdout)
+			return exitInterrupted
 		}
 		switch line {
 		case "":
@@ -71,6 +75,11 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env) int {
 			select {
 			case <-idle:
 				break wait
+			case <-ctx.Done():
+				rt.Agent.Abort()
+				<-idle
+				view.endLine()
+				return exitInterrupted
 			case <-e.interrupts:
 				if aborting {
 					view.endLine()
@@ -82,6 +91,9 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env) int {
 			}
 		}
 		status = tinypi.ExitStatus(view.lastReason)
+		if err := check(); err != nil {
+			return e.failf(exitCannotStart, "%v", err)
+		}
 	}
 }
 
