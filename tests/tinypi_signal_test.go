@@ -1,0 +1,97 @@
+package tests
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// hangScript is a recorded conversation whose one call is a bash command that reports its process
+// id through the FIFO "started" in the workspace, then runs until it is stopped.
+const hangScript = `{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":"{\"command\": \"echo $$ > started; exec tail -f /dev/null\"}"}],"stopReason":"toolUse","usage":{"input":5,"output":2,"total":7},"timestamp":0}
+{"role":"assistant","content":[{"type":"text","text":"Done."}],"stopReason":"stop","usage":{"input":5,"output":2,"total":7},"timestamp":0}
+`
+
+// TestTinypiSignalsStopCommands sends tinypi SIGTERM, SIGHUP or SIGINT while its bash tool runs a
+// command, in print mode and at the interactive prompt: tinypi must abort the run, stop the
+// command (no orphan left running) and exit with the signal's status as a shell reports it.
+func TestTinypiSignalsStopCommands(t *testing.T) {
+	bin := buildTinypi(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGHUP, syscall.SIGINT} {
+		for _, mode := range []string{"print", "interactive"} {
+			t.Run(sig.String()+"/"+mode, func(t *testing.T) {
+				dir := t.TempDir()
+				repo := filepath.Join(dir, "repo")
+				if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+					t.Fatalf("git init: %v\n%s", err, out)
+				}
+				script := filepath.Join(dir, "hang.jsonl")
+				require.NoError(t, os.WriteFile(script, []byte(hangScript), 0o644))
+				fifo := filepath.Join(repo, "started")
+				if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+					t.Skipf("no FIFO: %v", err)
+				}
+				args := []string{"-scripted", script, "-session", filepath.Join(dir, "s.jsonl")}
+				cmd := exec.Command(filepath.Join(bin, "tinypi"), args...)
+				if mode == "print" {
+					cmd.Args = append(cmd.Args, "-p", "hang")
+				} else {
+					cmd.Stdin = strings.NewReader("hang\n")
+				}
+				cmd.Dir = repo
+				var out bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &out
+				require.NoError(t, cmd.Start())
+				exited := make(chan error, 1)
+				go func() { exited <- cmd.Wait() }()
+				started := make(chan string, 1)
+				go func() {
+					f, err := os.Open(fifo) // until the command opens it for writing
+					if err != nil {
+						started <- ""
+						return
+					}
+					defer f.Close()
+					line, _ := bufio.NewReader(f).ReadString('\n')
+					started <- strings.TrimSpace(line)
+				}()
+
+				var pid int
+				select {
+				case line := <-started:
+					var err error
+					if pid, err = strconv.Atoi(line); err != nil {
+						cmd.Process.Kill()
+						t.Fatalf("the command reported %q, want its process id\n%s", line, out.String())
+					}
+				case err := <-exited:
+					if f, openErr := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); openErr == nil {
+						f.Close() // releases the reader
+					}
+					t.Fatalf("tinypi ended before the command started: %v\n%s", err, out.String())
+				}
+
+				require.NoError(t, cmd.Process.Signal(sig))
+				err := <-exited
+				var exit *exec.ExitError
+				want := 128 + int(sig)
+				if !errors.As(err, &exit) || exit.ExitCode() != want {
+					t.Errorf("tinypi after %v: %v, want exit status %d\n%s", sig, err, want, out.String())
+				}
+				if !processGone(pid) {
+					t.Errorf("the command (pid %d) still runs after tinypi exited on %v\n%s", pid, sig, out.String())
+					syscall.Kill(pid, syscall.SIGKILL)
+				}
+			})
+		}
+	}
+}
