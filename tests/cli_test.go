@@ -50,10 +50,11 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"status":      cmdStatus,
 			"nolabanswer": cmdNoLabAnswer,
-			"labanswer":   cmdLabAnswer, // labcode_test.go
-			"mistake":     cmdMistake,   // labcode_test.go
-			"cmpglob":     cmdCmpGlob,   // labcode_test.go
-			"labwrite":    cmdLabWrite,  // labcode_test.go
+			"labanswer":   cmdLabAnswer,  // labcode_test.go
+			"mistake":     cmdMistake,    // labcode_test.go
+			"cmpglob":     cmdCmpGlob,    // labcode_test.go
+			"labwrite":    cmdLabWrite,   // labcode_test.go
+			"guidecited":  cmdGuideCited, // guide_test.go
 		},
 	})
 }

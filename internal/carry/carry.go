@@ -47,6 +47,7 @@ const (
 	RefuseMarkers        = "markers"         // a lab's markers in PREV are gone or damaged
 	RefuseUnreadable     = "unreadable"      // a file of PREV cannot be read safely
 	RefuseSyntax         = "syntax"          // a Go file of PREV does not parse
+	RefuseStub           = "stub"            // a lab to carry is still the starter's stub (Labs, Files)
 )
 
 // Refusal says why a practice directory cannot be carried from. It is bad input: nothing was
@@ -54,9 +55,12 @@ const (
 type Refusal struct {
 	Kind    string
 	Chapter string   // RefuseTargetObserve, RefuseSourceObserve, RefuseUnknownChapter, RefuseNotEarlier: PREV's or NN's chapter
-	Files   []string // RefuseTestsChanged, RefuseKitChanged: the test files (slash paths, sorted)
+	Files   []string // RefuseTestsChanged, RefuseKitChanged: the test files (slash paths, sorted); RefuseStub: the file of each of Labs
 	Lab     string   // RefuseMarkers: the lab; "" when the file's markers do not parse at all
 	File    string   // RefuseMarkers, RefuseUnreadable, RefuseSyntax: the file (slash path)
+	// Labs are, for RefuseStub, the labs whose every region is still the starter's stub, in
+	// course order: nobody wrote them, so there is nothing of the learner's to carry or prove.
+	Labs []string
 	// Detail says, for RefuseMarkers, what is wrong with the markers ("" when they are gone); for
 	// RefuseUnreadable and RefuseSyntax, what went wrong.
 	Detail string
@@ -64,6 +68,8 @@ type Refusal struct {
 
 func (r *Refusal) Error() string {
 	switch r.Kind {
+	case RefuseStub:
+		return fmt.Sprintf("cannot carry from this practice directory (%s): lab(s) %s still the starter's", r.Kind, strings.Join(r.Labs, ", "))
 	case RefuseTestsChanged, RefuseKitChanged:
 		return fmt.Sprintf("cannot carry from this practice directory (%s): %s", r.Kind, strings.Join(r.Files, ", "))
 	case RefuseMarkers, RefuseUnreadable, RefuseSyntax:
@@ -189,6 +195,9 @@ func New(b *tree.Builder, root string, prov *practice.Provenance, to *manifest.C
 		if _, ok := fallback[o.lab.ID]; !ok {
 			carried = append(carried, o)
 		}
+	}
+	if err := refuseStubs(b, carried); err != nil {
+		return nil, err
 	}
 	if p.Starter, p.Helpers, err = assemble(b, to, prev, carried, needed(carried, helpers)); err != nil {
 		return nil, err
@@ -330,6 +339,65 @@ func readBodies(prev *prevDir, prevStarter tree.Tree, o *owned) error {
 		return fmt.Errorf("lab %s has no region in chapter %s's files", o.lab.ID, o.chapter.Number)
 	}
 	return nil
+}
+
+// refuseStubs refuses (RefuseStub) when a lab about to be carried is still the starter's stub in
+// every region: its tests would fail on the pending message, and the proof (tens of seconds with
+// -race) would only find out what the text already says. A lab of which the learner changed any
+// region is theirs, and goes to the proof.
+func refuseStubs(b *tree.Builder, labs []*owned) error {
+	var r *Refusal
+	for _, o := range labs {
+		file, stub := stillStub(b, o)
+		if !stub {
+			continue
+		}
+		if r == nil {
+			r = &Refusal{Kind: RefuseStub}
+		}
+		r.Labs = append(r.Labs, o.lab.ID)
+		r.Files = append(r.Files, file)
+	}
+	if r != nil {
+		return r
+	}
+	return nil
+}
+
+// stillStub reports whether every region of o in PREV is the stub its chapter's starter has there
+// (the TODO line and the stub, lines compared without their indentation and blank lines, as an
+// editor or gofmt may change those), and the first file that holds o.
+func stillStub(b *tree.Builder, o *owned) (string, bool) {
+	files := sortedKeys(o.bodies)
+	for _, f := range files {
+		stub, err := b.StubBodies(o.chapter, o.lab, f)
+		if err != nil {
+			// The file is not one of the lab's chapter's files (a later chapter moved the
+			// region): there is no stub to compare with, so the code is taken as the learner's.
+			return "", false
+		}
+		got := o.bodies[f]
+		if len(stub) != len(got) {
+			return "", false
+		}
+		for i := range got {
+			if significant(got[i]) != significant(stub[i]) {
+				return "", false
+			}
+		}
+	}
+	return files[0], true
+}
+
+// significant returns body's non-blank lines without their leading and trailing white space.
+func significant(body string) string {
+	var lines []string
+	for l := range strings.Lines(body) {
+		if t := strings.TrimSpace(l); t != "" {
+			lines = append(lines, t)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // withLab adds the lab to a *Refusal about one of its files.

@@ -65,6 +65,36 @@ func solve(t *testing.T, b *tree.Builder, number, root string) {
 	}
 }
 
+// restub puts the starter's stub of lab (of chapter number) back into root.
+func restub(t *testing.T, b *tree.Builder, number, id, root string) {
+	t.Helper()
+	ch := chapter(t, b, number)
+	for _, lab := range ch.Labs {
+		if lab.ID != id {
+			continue
+		}
+		files, err := b.LabFiles(ch, lab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			stub, err := b.StubBodies(ch, lab, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			edit(t, root, f, func(src []byte) []byte {
+				out, err := labsrc.ReplaceBodies(src, id, stub)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return out
+			})
+		}
+		return
+	}
+	t.Fatalf("chapter %s has no lab %s", number, id)
+}
+
 // edit rewrites the file f of root with change.
 func edit(t *testing.T, root, f string, change func([]byte) []byte) {
 	t.Helper()
@@ -88,6 +118,8 @@ func chapter(t *testing.T, b *tree.Builder, number string) *manifest.Chapter {
 }
 
 func TestNewRefuses(t *testing.T) {
+	b, template, prov := newPractice(t, "07")
+	solve(t, b, "07", template)
 	tests := []struct {
 		name   string
 		to     string
@@ -165,9 +197,27 @@ func TestNewRefuses(t *testing.T) {
 			},
 			want: Refusal{Kind: RefuseUnreadable, File: "big.go"},
 		},
+		{
+			name: "a lab still the starter's stub", to: "08",
+			damage: func(t *testing.T, root string) { restub(t, b, "07", "7.5", root) },
+			want:   Refusal{Kind: RefuseStub, Labs: []string{"7.5"}, Files: []string{"agentloop.go"}},
+		},
+		{
+			name: "two labs still the starter's stubs, one re-indented", to: "08",
+			damage: func(t *testing.T, root string) {
+				restub(t, b, "07", "7.2", root)
+				restub(t, b, "07", "7.4", root)
+				edit(t, root, "agentloop.go", func(src []byte) []byte {
+					out := strings.ReplaceAll(string(src), "\t// TODO(Lab 7.4)", "\t\t// TODO(Lab 7.4)")
+					if out == string(src) {
+						t.Fatal("no TODO line of lab 7.4 to re-indent")
+					}
+					return []byte(out)
+				})
+			},
+			want: Refusal{Kind: RefuseStub, Labs: []string{"7.2", "7.4"}, Files: []string{"agentloop.go", "agentloop.go"}},
+		},
 	}
-	b, template, prov := newPractice(t, "07")
-	solve(t, b, "07", template)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "p07")
@@ -183,7 +233,7 @@ func TestNewRefuses(t *testing.T) {
 			if !errors.As(err, &got) {
 				t.Fatalf("New: %v, want a refusal of kind %s", err, tt.want.Kind)
 			}
-			if got.Kind != tt.want.Kind || got.Chapter != tt.want.Chapter || got.Lab != tt.want.Lab || got.File != tt.want.File || !slices.Equal(got.Files, tt.want.Files) {
+			if got.Kind != tt.want.Kind || got.Chapter != tt.want.Chapter || got.Lab != tt.want.Lab || got.File != tt.want.File || !slices.Equal(got.Files, tt.want.Files) || !slices.Equal(got.Labs, tt.want.Labs) {
 				t.Errorf("New refused with %+v, want %+v", *got, tt.want)
 			}
 			if after := snapshot(t, root); !slices.Equal(before, after) {

@@ -42,6 +42,7 @@ import (
 	"golang.org/x/term"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/firstbuild"
 	"github.com/learn-tinypi/course/internal/history"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
@@ -95,9 +96,20 @@ func Main() int {
 
 // Run runs the course command with args (without the program name) and returns the exit code.
 func Run(ctx context.Context, args []string, env Env) int {
-	lang, langErr := detectLang(langFromArgs(args), env.Getenv)
+	langFlag := langFromArgs(args)
+	lang, langErr := detectLang(langFlag, env.Getenv)
+	langDir := ""
+	if langFlag == "" {
+		// A practice directory remembers the language it was made in; it outranks the locale
+		// (often C.UTF-8, which says nothing about the learner), as --lang outranks it.
+		if root, dirLang := practiceLang("."); dirLang != "" {
+			lang, langDir = dirLang, root
+		}
+	}
 	a := &app{
 		p:       printer{lang: lang},
+		langSet: langFlag != "",
+		langDir: langDir,
 		stdout:  env.Stdout,
 		stderr:  env.Stderr,
 		getenv:  env.Getenv,
@@ -129,6 +141,14 @@ type app struct {
 	look           func(string) (string, error)
 	stdin          io.Reader
 	color          bool
+	// goRunner runs the go command for course practice's first build; nil means firstbuild.Go.
+	goRunner firstbuild.Runner
+	// langSet is true when --lang chose the language: a practice directory's own language
+	// (practice.Provenance.Lang) then does not replace it.
+	langSet bool
+	// langDir is the practice directory whose language the output is in, "" when --lang or the
+	// locale decided (course doctor says which).
+	langDir string
 	// testTimeout bounds each focused test a command runs (--timeout); 0 means no limit.
 	testTimeout time.Duration
 	// running is set once cobra has parsed the arguments and a command starts running: errors

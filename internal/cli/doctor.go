@@ -78,6 +78,10 @@ var doctorMessages = i18n.Catalog{
 	"doctor.term.nocolor": {ZH: "终端：设置了 NO_COLOR，没有颜色和符号（要颜色：unset NO_COLOR）", EN: "terminal: NO_COLOR is set; no colour or symbols (for colour: unset NO_COLOR)"},
 	"doctor.term.dumb":    {ZH: "终端：TERM=dumb，没有颜色和符号，course read 输出纯 Markdown（要颜色：export TERM=xterm-256color）", EN: "terminal: TERM=dumb; no colour or symbols, course read prints plain Markdown (for colour: export TERM=xterm-256color)"},
 	"doctor.lang.from":    {ZH: "语言：中文，来自 %s（英文：course --lang en doctor，或 export %s=en_US.UTF-8）", EN: "language: English, from %s (Chinese: course --lang zh doctor, or export %s=zh_CN.UTF-8)"},
+	"doctor.lang.dir": {
+		ZH: "语言：中文，练习目录 %s 记住的语言（创建它时用的语言，记在 .course/practice.json 的 \"lang\" 里）；只让一条命令用英文：course --lang en doctor",
+		EN: "language: English, the one the practice directory %s remembers (it was made in it; \"lang\" in .course/practice.json); Chinese for one command: course --lang zh doctor",
+	},
 	"doctor.lang.default": {
 		ZH: "语言：中文（默认：没有 --lang，LC_ALL、LC_MESSAGES、LANG 都没有设置；英文：course --lang en doctor，或 export LANG=en_US.UTF-8）",
 		EN: "language: Chinese (the default: no --lang, and LC_ALL, LC_MESSAGES and LANG are unset; English: course --lang en doctor, or export LANG=en_US.UTF-8)",
@@ -303,6 +307,9 @@ func (a *app) checkTerminal(langFlag string) []finding {
 	}
 	if isTerminal(a.stdout) && a.getenv("TERM") == "dumb" {
 		out = append(out, finding{kind: findingInfo, text: a.p.text("doctor.term.dumb")})
+	}
+	if langFlag == "" && a.langDir != "" {
+		return append(out, finding{kind: findingInfo, text: a.p.text("doctor.lang.dir", a.langDir)})
 	}
 	source, variable := langSource(langFlag, a.getenv)
 	if source == "" {

@@ -43,13 +43,31 @@ func TestAssistantGuideNamesEveryLabAndRealCommands(t *testing.T) {
 				}
 			}
 		}
-		for _, rule := range []string{"Never write a lab for the learner", "Never edit the focused tests", "Answer with the next hint"} {
+		for _, rule := range []string{
+			"Never write code for the learner's labs", "no helper function, type, method or variable that a lab's code would call",
+			"Never edit the focused tests", "Answer with the next hint",
+			"Never run or suggest `course solution --peek`",
+		} {
 			if !strings.Contains(text, rule) {
 				t.Errorf("chapter %s: the guide lacks the rule %q", ch.Number, rule)
 			}
 		}
+		here := map[string]bool{}
 		for _, m := range guideCommandRE.FindAllStringSubmatch(text, -1) {
 			cited[m[1]] = true
+			here[m[1]] = true
+		}
+		// Only commands that work in the chapter: course transcript where the tests record
+		// runs, course serve where a finished program writes a session log (the end-to-end
+		// script guide.txtar runs them in practice directories of 07, 12 and 14).
+		for cmd, works := range map[string]bool{
+			"transcript":            ch.RecordsRuns,
+			"serve":                 ch.Number > "10",
+			"diagnose " + ch.Number: len(ch.Mutants) > 0,
+		} {
+			if here[cmd] != works {
+				t.Errorf("chapter %s: the guide cites `course %s`: %v, want %v", ch.Number, cmd, here[cmd], works)
+			}
 		}
 	}
 	for _, want := range []string{"test", "transcript", "serve", "diagnose 07", "test --heldout"} {

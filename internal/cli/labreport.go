@@ -23,6 +23,8 @@ var labReportMessages = i18n.Catalog{
 	"test.header":        {ZH: "Lab\t标题\t通过\t第一条失败", EN: "lab\ttitle\tpassed\tfirst failure"},
 	"test.build":         {ZH: "构建失败，没有运行任何测试：", EN: "the build failed, so no test ran:"},
 	"test.build.short":   {ZH: "构建失败", EN: "build failed"},
+	"test.needs":         {ZH: "先做 Lab %[1]s：这个 Lab 的测试要用到它（course test --lab %[1]s）。%[2]s", EN: "do lab %[1]s first: this lab's tests need it (course test --lab %[1]s). %[2]s"},
+	"test.next.needs":    {ZH: "下一步：先做 Lab %[1]s：读 %[2]s，然后运行 course test --lab %[1]s", EN: "next: lab %[1]s first: read %[2]s, then run course test --lab %[1]s"},
 	"test.missing":       {ZH: "没有运行（测试不存在？）", EN: "did not run (test missing?)"},
 	"test.next":          {ZH: "下一步：读 %s，然后运行 %s", EN: "next: read %s, then run %s"},
 	"test.done":          {ZH: "全部通过。用 git diff 回顾你的改动。", EN: "all passed. Review your changes with git diff."},
@@ -48,6 +50,9 @@ type labOutcome struct {
 	lab           *manifest.Lab
 	passed, total int
 	firstFailure  string
+	// needs is the earlier lab whose stub the first failure stopped at ("" when none): this
+	// lab's tests need that lab done first, and this lab's own hint is not the point yet.
+	needs string
 }
 
 // labOutcome counts the tests of lab l in the report, as progress counts them, and words the
@@ -59,6 +64,10 @@ func (a *app) labOutcome(l *manifest.Lab, report *gotest.Report) labOutcome {
 	for _, t := range tests {
 		if !t.Passed {
 			o.firstFailure = t.Name + ": " + a.failureText(l, t)
+			if m := pendingRE.FindStringSubmatch(t.FirstFailure); m != nil && m[1] != l.ID {
+				o.needs = m[1]
+				o.firstFailure = t.Name + ": " + a.p.text("test.needs", m[1], a.failureText(l, t))
+			}
 			break
 		}
 	}
@@ -91,6 +100,10 @@ func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report, hints
 	_, exited := report.Exited()
 	for i, l := range labs {
 		outcomes[i] = a.labOutcome(l, report)
+		if outcomes[i].needs != "" {
+			// It stopped at an earlier lab's stub: "do that lab first" is the hint.
+			hints = slices.DeleteFunc(slices.Clone(hints), func(id string) bool { return id == l.ID })
+		}
 		if exited && len(progress.LabTests(l, report)) == 0 {
 			// The test process ended before this lab's tests ran: its hint is not the point.
 			hints = slices.DeleteFunc(slices.Clone(hints), func(id string) bool { return id == l.ID })
@@ -99,6 +112,7 @@ func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report, hints
 	rows := [][]string{splitTabs(a.p.text("test.header"))}
 	passed, failed := 0, 0
 	var next *manifest.Lab
+	needs := "" // the earlier lab next's tests stopped at, when it is not among labs
 	for _, o := range outcomes {
 		passed += o.passed
 		failed += o.total - o.passed
@@ -109,6 +123,9 @@ func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report, hints
 			count = st.bad(count)
 			if next == nil {
 				next = o.lab
+				if !slices.ContainsFunc(labs, func(l *manifest.Lab) bool { return l.ID == o.needs }) {
+					needs = o.needs
+				}
 			}
 		}
 		rows = append(rows, []string{o.lab.ID, a.labTitle(o.lab), count, o.firstFailure})
@@ -128,6 +145,8 @@ func (a *app) printTestReport(labs []*manifest.Lab, report *gotest.Report, hints
 	}
 	ok := failed == 0 && !report.BuildFailed && report.ExitCode == 0
 	switch {
+	case needs != "" && !report.BuildFailed:
+		fmt.Fprintln(a.stdout, a.p.text("test.next.needs", needs, a.cardPath(&manifest.Lab{ID: needs})))
 	case next != nil && !report.BuildFailed:
 		fmt.Fprintln(a.stdout, a.p.text("test.next", a.cardPath(next), a.labTestCommand(next)))
 	case ok:

@@ -154,7 +154,13 @@ var baseMessages = i18n.Catalog{
 		ZH: "course 命令还没有安装（不在 PATH 中）。在课程工具仓库的根目录安装一次，下面的 course 命令才能用：\n  %s",
 		EN: "the course command is not installed yet (it is not on PATH). Install it once, in the kit's root, so that the course commands below work:\n  %s",
 	},
-	"practice.then": {ZH: "之后，查看所有 Lab 的进度和下一步：\n  %s", EN: "then, to see every lab's progress and what to do next:\n  %s"},
+	"practice.building": {
+		ZH: "第一次构建：Go 的构建缓存里还没有标准库和课程依赖的 %d 个包。现在编译一次，让之后的 go test 几秒就开始（新机器上大约要一到两分钟，只有这一次）……",
+		EN: "first build: Go's build cache does not hold %d packages of the standard library and the course's dependencies yet. Compiling them once now, so that go test starts in seconds afterwards (a minute or two on a new machine, this once)...",
+	},
+	"practice.built":        {ZH: "构建完成（%s）。", EN: "built (%s)."},
+	"practice.build.failed": {ZH: "第一次构建没有成功（练习目录已经建好）：%v。course doctor 会查出原因。", EN: "the first build failed (the practice directory is made): %v. course doctor finds out why."},
+	"practice.then":         {ZH: "之后，查看所有 Lab 的进度和下一步：\n  %s", EN: "then, to see every lab's progress and what to do next:\n  %s"},
 
 	// course test
 

@@ -1,13 +1,16 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/learn-tinypi/course/internal/carry"
+	"github.com/learn-tinypi/course/internal/firstbuild"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/practice"
 )
@@ -47,12 +50,39 @@ func (a *app) practiceCommand() *cobra.Command {
 			if plan != nil {
 				a.printCarried(plan)
 			}
+			a.firstBuild(c.Context(), dir, b.Course().Module)
 			a.printPracticeNext(dir, ch)
 			return nil
 		},
 	}
 	c.Flags().StringVar(&from, "from", "", a.p.text("practice.flag.from"))
 	return c
+}
+
+// firstBuild builds the new directory's tests when Go's build cache lacks the standard library
+// or the course's dependencies (a new machine): that first build takes a minute or more, and the
+// learner's first `go test` would sit silent through it. It says so before and after; with a warm
+// cache it does nothing and prints nothing. A failure is only reported: the directory is made,
+// and course doctor finds out why.
+func (a *app) firstBuild(ctx context.Context, dir, module string) {
+	if _, err := a.lookPath("go"); err != nil {
+		return // printPracticeNext's commands need go; course doctor says how to get it
+	}
+	run := a.goRunner
+	if run == nil {
+		run = firstbuild.Go
+	}
+	cold, err := firstbuild.Cold(ctx, run, dir, module)
+	if err != nil || len(cold) == 0 {
+		return
+	}
+	fmt.Fprintln(a.stderr, a.p.text("practice.building", len(cold)))
+	start := time.Now()
+	if err := firstbuild.Build(ctx, run, dir); err != nil {
+		fmt.Fprintln(a.stderr, a.p.text("practice.build.failed", err))
+		return
+	}
+	fmt.Fprintln(a.stderr, a.p.text("practice.built", time.Since(start).Round(time.Second)))
 }
 
 // printPracticeNext says what to do in the new practice directory dir of ch: what to read, the

@@ -57,9 +57,26 @@ func (a *app) findPractice(dir string) (string, *practice.Provenance, error) {
 		return "", nil, &notPracticeError{dir: dir, err: err}
 	case errors.As(err, &pe):
 		return "", nil, a.usagef("err.provenance", pe.File, pe.Err, shellQuote(filepath.Dir(filepath.Dir(pe.File))))
+	case err == nil && !a.langSet && knownLang(prov.Lang):
+		// DIR may name another practice directory than the current one (course status DIR).
+		a.p.lang, a.langDir = prov.Lang, root
 	}
 	return root, prov, err
 }
+
+// practiceLang returns the root of the practice directory enclosing dir and the language it was
+// made in; lang is "" when dir is in none, or its record is unreadable or names no language the
+// kit speaks (the command then says what is wrong with the record, if it needs it).
+func practiceLang(dir string) (root, lang string) {
+	root, prov, err := practice.Find(dir)
+	if err != nil || !knownLang(prov.Lang) {
+		return "", ""
+	}
+	return root, prov.Lang
+}
+
+// knownLang reports whether lang is a language the kit speaks.
+func knownLang(lang string) bool { return lang == langZH || lang == langEN }
 
 // practiceChapter finds the practice directory enclosing dir and loads its chapter.
 func (a *app) practiceChapter(dir string) (root string, b *tree.Builder, ch *manifest.Chapter, err error) {

@@ -31,6 +31,11 @@ func (a *app) carryFrom(ctx context.Context, b *tree.Builder, ch *manifest.Chapt
 	}
 	plan, err := carry.New(b, root, prov, ch)
 	var refusal *carry.Refusal
+	if errors.As(err, &refusal) && refusal.Kind == carry.RefuseStub {
+		// Not bad input: a check failed (the lab's tests would fail on its stub), found
+		// before the proof.
+		return nil, errors.New(a.stubText(refusal, root, ch, dir))
+	}
 	if errors.As(err, &refusal) {
 		return nil, &usageError{a.refusalText(refusal, root, ch, dir)}
 	}
@@ -54,7 +59,8 @@ func (a *app) carryFrom(ctx context.Context, b *tree.Builder, ch *manifest.Chapt
 		return nil, fmt.Errorf("%s", a.p.text("from.environment", proof.Report.Environment))
 	}
 	if f := proof.Failure; f != nil {
-		return nil, &usageError{a.proofFailureText(f, root, ch, dir)}
+		// Failed tests: exit code 1, as for any failed test (README), not 2.
+		return nil, errors.New(a.proofFailureText(f, root, ch, dir))
 	}
 	return plan, nil
 }
@@ -92,6 +98,18 @@ func (a *app) refusalText(r *carry.Refusal, root string, ch *manifest.Chapter, d
 		why = a.p.text("from.refuse.file", root, r.File, r.Detail)
 	}
 	return why + "\n" + a.p.text("from.nothing.written", fresh)
+}
+
+// stubText says which labs of PREV are still the starter's stubs, found before any proof, and
+// the two ways on: write them in PREV, or start from the reference.
+func (a *app) stubText(r *carry.Refusal, root string, ch *manifest.Chapter, dir string) string {
+	fresh := "course practice " + ch.Number + " " + shellQuote(dir)
+	labs := make([]string, len(r.Labs))
+	for i, id := range r.Labs {
+		labs[i] = id + " (" + r.Files[i] + ")"
+	}
+	fix := "cd " + shellQuote(root) + " && course test --lab " + r.Labs[0]
+	return a.p.text("from.stub", strings.Join(labs, ", ")) + "\n" + a.p.text("from.stub.ways", fix, fresh)
 }
 
 // proofFailureText says which earlier lab failed on the combined tree, with the failing test,
@@ -203,6 +221,14 @@ var fromMessages = i18n.Catalog{
 	"from.fail.lab": {
 		ZH: "带入的代码没有通过证明，什么也没有写入。Lab %s 的测试 %s 失败（%s）：",
 		EN: "the carried code did not pass its proof, and nothing was written. Lab %s, test %s failed (%s):",
+	},
+	"from.stub": {
+		ZH: "这些 Lab 还是练习目录起始时的桩，没有人写过：%s。桩的测试不会通过，所以没有运行证明，什么也没有写入。",
+		EN: "these labs are still the starter's stubs, never written: %s. A stub's tests cannot pass, so no proof ran, and nothing was written.",
+	},
+	"from.stub.ways": {
+		ZH: "两条路：\n  1. 先在原来的目录里写完它，再运行本命令：%s\n  2. 从参考代码开始，不带 --from：%s",
+		EN: "two ways on:\n  1. write it in its own directory first, then run this command again: %s\n  2. start from the reference's code, without --from: %s",
 	},
 	"from.fail.learner":   {ZH: "这个 Lab 是你写的", EN: "you wrote this lab"},
 	"from.fail.reference": {ZH: "这个 Lab 用参考代码，是你别处的代码让它失败了", EN: "this lab is the reference's code; your code elsewhere makes it fail"},

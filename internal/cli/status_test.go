@@ -47,14 +47,14 @@ func TestPrintTestReportHints(t *testing.T) {
 		"     提示：先看测试。\n" +
 		"\n" +
 		"     再看切片。\n" +
-		"7.2  闭合单工具往返   0/2   TestLab7_2_A: Lab 7.1 收集 尚未实现\n" +
+		"7.2  闭合单工具往返   0/2   TestLab7_2_A: 先做 Lab 7.1：这个 Lab 的测试要用到它（course test --lab 7.1）。Lab 7.1 收集 尚未实现\n" +
 		"通过 0，失败 3\n" +
 		"下一步：读 labs/7.1.md，然后运行 go test -run '^TestLab7_1_' .\n",
 	}, {langEN, "" +
 		"lab  title       passed  first failure\n" +
 		"7.1  Stop        0/1     TestLab7_1_A: Lab 7.1 收集 尚未实现 (lab 7.1, \"Stop\", is not implemented yet)\n" +
 		"     Hint: Read the test.\n" +
-		"7.2  Round trip  0/2     TestLab7_2_A: Lab 7.1 收集 尚未实现 (lab 7.1 is not implemented yet)\n" +
+		"7.2  Round trip  0/2     TestLab7_2_A: do lab 7.1 first: this lab's tests need it (course test --lab 7.1). Lab 7.1 收集 尚未实现 (lab 7.1 is not implemented yet)\n" +
 		"0 passed, 3 failed\n" +
 		"next: read labs/7.1.en.md, then run go test -run '^TestLab7_1_' .\n",
 	}}
@@ -212,6 +212,27 @@ func TestEditCard(t *testing.T) {
 
 // TestPrintTestReportNoHintsForLabsNotReached: when the test process exited in lab 7.1, lab 7.2's
 // tests never ran, and its hint is left out.
+// TestPrintTestReportEarlierLabFirst: course test --lab 7.2 while lab 7.1 is still a stub that
+// 7.2's tests run into says "do lab 7.1 first", and not 7.2's own hint, which is not the point yet.
+func TestPrintTestReportEarlierLabFirst(t *testing.T) {
+	_, ch := statusChapter()
+	report := &gotest.Report{ExitCode: 1, Tests: []gotest.TestResult{
+		{Name: "TestLab7_2_A", Failed: true, FirstFailure: "Lab 7.1 收集 尚未实现"},
+		{Name: "TestLab7_2_B", Failed: true, FirstFailure: "Lab 7.1 收集 尚未实现"},
+	}}
+	var out strings.Builder
+	a := &app{p: printer{lang: langZH}, stdout: &out, content: hintCards}
+	a.printTestReport(ch.Labs[1:], report, []string{"7.2"})
+	want := "" +
+		"Lab  标题            通过  第一条失败\n" +
+		"7.2  闭合单工具往返  0/2   TestLab7_2_A: 先做 Lab 7.1：这个 Lab 的测试要用到它（course test --lab 7.1）。Lab 7.1 收集 尚未实现\n" +
+		"通过 0，失败 2\n" +
+		"下一步：先做 Lab 7.1：读 labs/7.1.md，然后运行 course test --lab 7.1\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
+
 func TestPrintTestReportNoHintsForLabsNotReached(t *testing.T) {
 	_, ch := statusChapter()
 	report := &gotest.Report{ExitCode: 1,

@@ -55,6 +55,9 @@ type Provenance struct {
 	CreatedAt  string   `json:"created_at"`  // RFC 3339
 	KitVersion string   `json:"kit_version"` // the course binary's module version
 	Labs       []string `json:"labs"`        // lab ids in order
+	// Lang is the language the directory was made in ("zh" or "en"): its LEARNING.md's, and the
+	// one the kit answers in there when no --lang is given. Empty in directories of older kits.
+	Lang string `json:"lang,omitempty"`
 	// TestFiles maps every test file of the starter (_test.go files and testdata; slash path) to the sha256 of its content,
 	// hex: the focused tests as the kit wrote them, which ChangedTestFiles compares against.
 	TestFiles map[string]string `json:"test_files,omitempty"`
@@ -279,6 +282,7 @@ func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, lan
 		KitVersion: kitVersion(),
 		Labs:       labIDs,
 		TestFiles:  map[string]string{},
+		Lang:       lang,
 	}
 	for p, data := range starter {
 		if isTestFile(p) {
@@ -313,7 +317,16 @@ type learningData struct {
 	Labs    []learningLab
 	// Heldout is true when the chapter has held-out cases (course test --heldout).
 	Heldout bool
+	// Transcript is true when the chapter's focused tests record the runs they drive (course
+	// transcript has something to show); Diagnose when the chapter has known mistakes (course
+	// diagnose NN); Serve when the practice directory holds a finished program that writes a
+	// session log (SessionProgram) for course serve to show.
+	Transcript, Diagnose, Serve bool
 }
+
+// SessionProgram is the program of a practice directory that writes a session log: chapter 07's
+// README round trip through an Agent whose session is a file (docs/serve.md).
+const SessionProgram = "cmd/readme-session"
 
 // learningLab is one lab as LEARNING.md shows it.
 type learningLab struct {
@@ -352,7 +365,14 @@ func renderTemplate(content fs.FS, name string, c *manifest.Course, ch *manifest
 		return nil, fmt.Errorf("practice template %s: %w", name, err)
 	}
 	heldoutCases, err := fs.ReadDir(content, heldout.Dir(ch.Number))
-	data := learningData{Module: c.Module, Chapter: ch, Heldout: err == nil && len(heldoutCases) > 0}
+	data := learningData{
+		Module:     c.Module,
+		Chapter:    ch,
+		Heldout:    err == nil && len(heldoutCases) > 0,
+		Transcript: ch.RecordsRuns,
+		Diagnose:   len(ch.Mutants) > 0,
+		Serve:      hasFinishedProgram(c, ch, SessionProgram),
+	}
 	for _, lab := range ch.Labs {
 		data.Labs = append(data.Labs, learningLab{
 			Lab:            lab,
@@ -368,6 +388,23 @@ func renderTemplate(content fs.FS, name string, c *manifest.Course, ch *manifest
 		return nil, fmt.Errorf("practice template %s: %w", name, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// hasFinishedProgram reports whether program (a directory, "cmd/readme-session") is in ch's trees
+// and belongs to an earlier chapter, so that its code is finished in ch's starter; in its own
+// chapter it would run into the stubs.
+func hasFinishedProgram(c *manifest.Course, ch *manifest.Chapter, program string) bool {
+	for _, owner := range c.TreeChapters(ch) {
+		if owner == ch {
+			continue
+		}
+		for _, f := range owner.Files {
+			if f == program || strings.HasPrefix(f, program+"/") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // PendingMeaning says in English what lab's pending message (which stays as the seed wrote it,

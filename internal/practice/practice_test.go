@@ -225,7 +225,7 @@ func TestCreate(t *testing.T) {
 		t.Errorf("root = %s, want %s", root, dir)
 	}
 	wantProv := practice.Provenance{Chapter: "02", Parent: f.h.Parent(f.ch), Target: f.h.Target(f.ch),
-		Module: "tinypi", Labs: []string{"2.1", "2.2"}}
+		Module: "tinypi", Labs: []string{"2.1", "2.2"}, Lang: "zh"}
 	if prov.Parent == "" || prov.Target == "" || prov.CreatedAt == "" || prov.KitVersion == "" {
 		t.Errorf("provenance has empty fields: %+v", prov)
 	}
