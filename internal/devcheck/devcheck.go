@@ -405,7 +405,7 @@ func checkTarget(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir
 }
 
 // checkStarter proves rule 3: the starter builds, and lab 1's tests all fail with lab 1's own
-// pending message.
+// pending message, in a plain `go test` as the learner runs it (gotest.Options.LearnerView).
 func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, dir string) (Check, error) {
 	t, err := b.Starter(ch)
 	if err != nil {
@@ -421,8 +421,10 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 	if !ok {
 		return fail("go build ./... failed:\n%s", clip(out)), nil
 	}
+	// The run is the learner's first: the card's plain `go test`, which compiles only this
+	// chapter's focused tests (and the helpers they use), not the earlier chapters' ones.
 	first := ch.Labs[0]
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout, LearnerView: true})
 	if err != nil {
 		return Check{}, err
 	}

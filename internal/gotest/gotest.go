@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"gotest.tools/gotestsum/testjson"
+
+	"github.com/learn-tinypi/course/internal/manifest"
 )
 
 // ErrNoGo is returned by Run when the go command cannot be found.
@@ -91,6 +93,11 @@ type Options struct {
 	// TimedOut. Unlike Timeout the run's other results are kept, and nothing waits for go's own
 	// timeout.
 	TestTimeout time.Duration
+	// LearnerView runs go as a learner's plain `go test` does, without -tags
+	// manifest.EarlierTestsTag: in a checkpoint tree only the current chapter's focused tests
+	// (and the helpers they use) compile. By default every run passes the tag, so the focused
+	// tests of every chapter in the tree are there to run.
+	LearnerView bool
 	// Binary, when set, is a test binary that Compile built: it is run (through go tool
 	// test2json, in Dir) instead of building the package again. Run, Timeout, Fresh, Count, Env
 	// and TestTimeout apply; the build options (Race, Vet, SkipTestVet, Unoptimized, Overlay,
@@ -195,7 +202,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return report, nil
 	}
 	if opts.Vet {
-		out, code, err := run(ctx, goBin, opts, append([]string{"vet"}, pkgs...))
+		out, code, err := run(ctx, goBin, opts, append(append([]string{"vet"}, tagArgs(opts)...), pkgs...))
 		if err != nil {
 			return nil, err
 		}
@@ -204,7 +211,7 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 			report.VetOutput = out
 		}
 	}
-	args := []string{"test", "-json"}
+	args := append([]string{"test", "-json"}, tagArgs(opts)...)
 	if opts.Race {
 		args = append(args, "-race")
 	}
@@ -234,6 +241,15 @@ func Run(ctx context.Context, opts Options) (*Report, error) {
 		return nil, err
 	}
 	return report, nil
+}
+
+// tagArgs returns the -tags flag of a build for opts: every chapter's focused tests unless the
+// run takes the learner's view (Options.LearnerView).
+func tagArgs(opts Options) []string {
+	if opts.LearnerView {
+		return nil
+	}
+	return []string{"-tags=" + manifest.EarlierTestsTag}
 }
 
 // goCommand finds the go command on PATH: ErrNoGo when it is not there.
@@ -272,7 +288,7 @@ func Compile(ctx context.Context, opts Options, out string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"test", "-c", "-o", out}
+	args := append([]string{"test", "-c", "-o", out}, tagArgs(opts)...)
 	if opts.Race {
 		args = append(args, "-race")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -199,6 +200,34 @@ func TestRunUnoptimized(t *testing.T) {
 		require.NoError(t, err)
 		if report.OK() != unoptimized {
 			t.Errorf("Unoptimized %v: the test binary's -gcflags check passed %v, want %v\n%+v", unoptimized, report.OK(), unoptimized, report.Tests)
+		}
+	}
+}
+
+// TestRunLearnerView: by default a run passes the tag under which a checkpoint tree keeps the
+// earlier chapters' focused tests, and with LearnerView it does not, as a learner's plain
+// `go test` does not. Vet (Options.Vet) sees the same files as the tests.
+func TestRunLearnerView(t *testing.T) {
+	dir := writeModule(t, map[string]string{
+		"current_test.go": "package m\n\nimport \"testing\"\n\nfunc TestCurrent(t *testing.T) {}\n",
+		"earlier_test.go": "//go:build allchapters\n\npackage m\n\nimport \"testing\"\n\nfunc TestEarlier(t *testing.T) {}\n",
+	})
+	for _, tc := range []struct {
+		learner bool
+		want    []string
+	}{
+		{false, []string{"TestCurrent", "TestEarlier"}},
+		{true, []string{"TestCurrent"}},
+	} {
+		report, err := Run(context.Background(), Options{Dir: dir, Vet: true, Fresh: true, LearnerView: tc.learner, Env: OfflineEnv()})
+		require.NoError(t, err)
+		var got []string
+		for _, r := range report.Tests {
+			got = append(got, r.Name)
+		}
+		slices.Sort(got)
+		if diff := cmp.Diff(tc.want, got); diff != "" || !report.OK() {
+			t.Errorf("LearnerView %v: tests run (-want +got):\n%s\nreport %+v", tc.learner, diff, report)
 		}
 	}
 }

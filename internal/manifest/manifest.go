@@ -19,6 +19,14 @@ import (
 // Dir is the folder of the manifests, relative to the root of the course content.
 const Dir = "checkpoints"
 
+// EarlierTestsTag is the build tag under which a checkpoint tree keeps the focused tests of the
+// chapters before its own (internal/tree writes a //go:build line into those files). A learner's
+// plain `go test` in a practice directory then compiles only the current chapter's tests, so a
+// one-line edit costs what the chapter needs, not what the course has grown to; the kit's own
+// runs (`course test --all`, `practice --from`'s proof, dev check) pass -tags with it and run
+// every chapter's tests, as before.
+const EarlierTestsTag = "allchapters"
+
 // courseFile is the course-wide manifest inside Dir.
 const courseFile = "course.yaml"
 

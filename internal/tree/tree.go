@@ -376,6 +376,11 @@ func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant, 
 					return nil, err
 				}
 			}
+			if f == c.TestFile && b.rebuildChapter(c) != ch {
+				if src, err = earlierTests(c, f, src); err != nil {
+					return nil, err
+				}
+			}
 			t[f] = src
 		}
 	}
@@ -390,6 +395,20 @@ func (b *Builder) build(ch *manifest.Chapter, stubFrom int, m *manifest.Mutant, 
 		return nil, fmt.Errorf("chapter %s: mutant %s: file %s is not in the chapter's target", ch.Number, m.Name, m.File)
 	}
 	return b.module(t)
+}
+
+// earlierTests puts the focused tests src (file f, chapter c's) of a chapter before the tree's
+// own behind the build tag manifest.EarlierTestsTag, with a comment that says why, for the
+// learner who opens the file.
+func earlierTests(c *manifest.Chapter, f string, src []byte) ([]byte, error) {
+	if bytes.HasPrefix(src, []byte("//go:build")) {
+		return nil, fmt.Errorf("%s/%s: chapter %s's focused tests have a //go:build line of their own; the kit writes one when the file is in a later chapter's tree", SourceDir, f, c.Number)
+	}
+	head := fmt.Sprintf("//go:build %s\n\n"+
+		"// Chapter %s's focused tests. In a later chapter's directory a plain `go test` leaves them\n"+
+		"// out and compiles only that chapter's tests; `course test --all` runs them too\n"+
+		"// (go test -tags %s).\n\n", manifest.EarlierTestsTag, c.Number, manifest.EarlierTestsTag)
+	return append([]byte(head), src...), nil
 }
 
 // readGoFile reads the reference Go file f (relative to SourceDir) and returns ch's version of it

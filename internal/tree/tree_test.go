@@ -166,6 +166,20 @@ func TestTrees(t *testing.T) {
 		t.Errorf("Target(02) paths (-want +got):\n%s", diff)
 	}
 
+	// Chapter 01's focused tests are behind the build tag in chapter 02's trees, with a line that
+	// says why; chapter 02's own tests and those of chapter 00, which observes 02, are not.
+	wantHead := "//go:build allchapters\n\n// Chapter 01's focused tests. In a later chapter's directory a plain `go test` leaves them\n"
+	if got := string(target2["ch01_base_test.go"]); !strings.HasPrefix(got, wantHead) || !strings.HasSuffix(got, string(target1["ch01_base_test.go"])) {
+		t.Errorf("Target(02) ch01_base_test.go: want chapter 01's tests behind %q:\n%s", wantHead, got)
+	}
+	for name, tr := range map[string]tree.Tree{"Target(01)": target1, "Target(02)": target2} {
+		for _, f := range []string{"ch00_tour_test.go", "ch01_base_test.go", "ch02_tools_test.go"} {
+			if src, ok := tr[f]; ok && strings.Contains(string(src), "//go:build") && !(name == "Target(02)" && f == "ch01_base_test.go") {
+				t.Errorf("%s %s has a build constraint, want none (it is the chapter's own):\n%s", name, f, src)
+			}
+		}
+	}
+
 	tool := string(target2["tool.go"])
 	for _, s := range []string{"//lab:", `"tinypi/wire"`, "return c.Compile(s + wire.Name)"} {
 		if s == "//lab:" == strings.Contains(tool, s) {

@@ -825,20 +825,6 @@ func TestLab8_2_读取_Big(t *testing.T) {
 
 // --- Lab 8.3 · write and edit --------------------------------------------------------------------
 
-// ch08DirNames lists the names in dir.
-func ch08DirNames(t *testing.T, dir string) []string {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 func TestLab8_3_写入编辑_Write(t *testing.T) {
 	defer guardLab(t)
 	ch08Umask(t, 0o022)

@@ -37,21 +37,6 @@ import (
 // ch12rPatience is how long a load may take before the test gives up on it.
 const ch12rPatience = 5 * time.Second
 
-// ch12rWrite writes each file of files (a slash-separated path under base, and its content),
-// making the directories it needs.
-func ch12rWrite(t *testing.T, base string, files map[string]string) {
-	t.Helper()
-	for name, content := range files {
-		p := filepath.Join(base, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // ch12rMkdir makes the directory base/name (slash-separated) and returns its path.
 func ch12rMkdir(t *testing.T, base, name string) string {
 	t.Helper()

@@ -115,11 +115,6 @@ func (m ch13BlockingModel) Stream(ctx context.Context, req Request) *AssistantSt
 	return s
 }
 
-// ch13ModelFunc is a function as a Model.
-type ch13ModelFunc func(ctx context.Context, req Request) *AssistantStream
-
-func (f ch13ModelFunc) Stream(ctx context.Context, req Request) *AssistantStream { return f(ctx, req) }
-
 // ch13Pending fails the test with a stub's pending message when one of texts holds one, so that
 // the first failure of a test whose lab is a stub names the lab.
 func ch13Pending(t *testing.T, texts ...string) {
@@ -439,17 +434,6 @@ func TestLab13_1_组装运行时_Refusals(t *testing.T) {
 			}
 		})
 	}
-}
-
-// ch13OpenFiles counts the process's open files, or returns -1 where /proc/self/fd is missing
-// (then no count is ever larger than another).
-func ch13OpenFiles(t *testing.T) int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return -1
-	}
-	return len(entries)
 }
 
 func TestLab13_1_组装运行时_Close(t *testing.T) {

@@ -1,0 +1,27 @@
+package tinypi
+
+// Helpers of chapter 13's focused tests that later chapters' tests use too. They live apart
+// from the tests so that, in a later chapter's directory, a plain `go test` compiles them
+// without the earlier chapter's tests (see manifest.EarlierTestsTag in the kit).
+
+import (
+	"context"
+	"os"
+	"testing"
+)
+
+// ch13ModelFunc is a function as a Model.
+type ch13ModelFunc func(ctx context.Context, req Request) *AssistantStream
+
+func (f ch13ModelFunc) Stream(ctx context.Context, req Request) *AssistantStream { return f(ctx, req) }
+
+// ch13OpenFiles counts the process's open files, or returns -1 where /proc/self/fd is missing
+// (then no count is ever larger than another).
+func ch13OpenFiles(t *testing.T) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return -1
+	}
+	return len(entries)
+}
