@@ -102,7 +102,8 @@ func checkNoMarkers(b *tree.Builder, ch *manifest.Chapter) Check {
 // only what ch brings: its own files (and those of observe chapters joining at ch) are new, the
 // files ch extends differ from the parent's only by lines of ch's chapter regions and of ch's
 // stubbed labs (and by gofmt realigning a line), go.mod at most in which requirements are
-// indirect, and every other file is byte for byte the parent's.
+// indirect, the previous chapter's focused tests are the parent's behind the build tag
+// manifest.EarlierTestsTag, and every other file is byte for byte the parent's.
 func checkParent(b *tree.Builder, ch *manifest.Chapter) Check {
 	parent, err := b.Parent(ch)
 	if err != nil {
@@ -132,6 +133,9 @@ func checkParent(b *tree.Builder, ch *manifest.Chapter) Check {
 			if a, b := modRequirements(old), modRequirements(starter[p]); a != b {
 				problems = append(problems, fmt.Sprintf("go.mod of the starter differs from the parent's beyond which requirements are // indirect:\nparent:  %s\nstarter: %s", a, b))
 			}
+		case earlierTestsTagged(b.Course(), p, old, starter[p]):
+			// The previous chapter's own focused tests, now behind the build tag: the file is
+			// the parent's, with the //go:build line and its comment before it.
 		case slices.Contains(ch.Extends, p):
 			raw, err := fs.ReadFile(b.FS(), path.Join(tree.SourceDir, p))
 			if err != nil {
@@ -146,6 +150,17 @@ func checkParent(b *tree.Builder, ch *manifest.Chapter) Check {
 		return Check{Detail: strings.Join(problems, "\n")}
 	}
 	return pass()
+}
+
+// earlierTestsTagged reports whether now is then, the focused test file p of a chapter, put
+// behind manifest.EarlierTestsTag as a later chapter's trees have it: a //go:build line and a
+// comment before the same bytes.
+func earlierTestsTagged(c *manifest.Course, p string, then, now []byte) bool {
+	if !slices.ContainsFunc(c.Chapters, func(x *manifest.Chapter) bool { return x.TestFile == p }) {
+		return false
+	}
+	return bytes.HasPrefix(now, []byte("//go:build "+manifest.EarlierTestsTag+"\n")) && bytes.HasSuffix(now, then) &&
+		!bytes.Contains(now[:len(now)-len(then)], []byte("\npackage "))
 }
 
 // newFiles returns the paths, relative to a tree's root, of the files that join the trees at
