@@ -612,6 +612,39 @@ func TestLab11_5_生成摘要_Compact(t *testing.T) {
 	if err != nil || got.FirstKeptSeq != 8 {
 		t.Errorf("Compact with KeepRecentTokens 0 cut at %d (error %v), want 8 (the default keeps 20000 tokens)", got.FirstKeptSeq, err)
 	}
+
+	// The file lists cover only the part summarised: b.go is read after the cut, in the kept part,
+	// and is not listed yet. A long tool result is cut in the summary request to its first 2000
+	// characters (CompactionResultChars).
+	//	0–16 the README log, whose read of README.md (seq 6) answered 2004 characters
+	//	17 user 再读 b.go  18 turn/start 1  19 model/request  20 assistant [c3]  21 tool/call c3 read b.go
+	//	22 tool/result c3 <-21  23 turn/end 1 toolUse  24 turn/start 2  25 model/request
+	//	26 assistant 读完了  27 turn/end 2 stop
+	// Cut points 8, 12, 17 and 24; none keeps the default 20000 tokens, so the earliest, 8.
+	events := ch11ReadmeLog()
+	events[6] = ch11ResultEvent(4, "c1", strings.Repeat("日志", 1002), false)
+	c3 := ToolCall{ID: "c3", Name: "read", Arguments: `{"path":"b.go"}`}
+	events = append(events, ch11User("再读 b.go"), ch11TurnStart(1), ch11Request(18, 7),
+		ch11Assistant(AssistantMessage{Content: []ContentBlock{c3}, StopReason: StopReasonToolUse}), ch11CallEvent(c3),
+		ch11ResultEvent(21, "c3", "package b", false), ch11TurnEnd(1, "toolUse"), ch11TurnStart(2), ch11Request(24, 9),
+		ch11Assistant(ch10Answer("读完了")), ch11TurnEnd(2, "stop"))
+	s = ch11SessionOf(t, ch11Log(events...))
+	summarizer = NewScriptedModel(ch10Answer("S"))
+	got, err = ch11Compact(t, s, CompactionOptions{Model: summarizer}, CompactionManual)
+	if err != nil {
+		t.Fatalf("Compact of the README log with a read of b.go after it: %v", err)
+	}
+	if got.FirstKeptSeq != 8 || !slices.Equal(got.ReadFiles, []string{"README.md"}) || len(got.ChangedFiles) != 0 {
+		t.Errorf("Compact with b.go read in the kept part = first %d, read %v, changed %v; want first 8, read [README.md], changed [] (the lists cover the calls before the cut)",
+			got.FirstKeptSeq, got.ReadFiles, got.ChangedFiles)
+	}
+	if requests := summarizer.Requests(); len(requests) == 1 {
+		ch11Diff(t, "the summary request with a result of 2004 characters", []string{
+			"system:" + CompactionSystemPrompt, "tools:0",
+			ch11Conversation("[user]\n读 README\n\n[assistant]\n(call read {\"path\":\"README.md\"})\n\n[result of read]\n" +
+				strings.Repeat("日志", 1000) + "\n[... 4 more characters left out]"),
+		}, ch11RequestLines(requests[0]))
+	}
 }
 
 func TestLab11_5_生成摘要_FailureChangesNothing(t *testing.T) {
@@ -710,7 +743,11 @@ func TestLab11_5_生成摘要_SecondCompaction(t *testing.T) {
 
 	// A cut before the latest compaction: compacting the README log again at 12 summarises the
 	// first summary and the messages it kept before 12.
-	s = ch11SessionOf(t, ch11Log(append(ch11ReadmeLog(), ch11Compaction("S1", 8, []string{"README.md"}, nil))...))
+	// The answer at seq 15 counted its context (1000 + 10) before the first compaction, which kept
+	// it: that context no longer exists, and no answer after the compaction has usage, so every
+	// message is estimated. TokensBefore: the summary message (142 bytes, 36) + "好的" (2) +
+	// "再短一点" (3) + "短的" (2) = 43.
+	s = ch11SessionOf(t, ch11Log(append(ch11CountedLog(), ch11Compaction("S1", 8, []string{"README.md"}, nil))...))
 	summarizer = NewScriptedModel(ch10Answer("S2"))
 	got, err = ch11Compact(t, s, CompactionOptions{Model: summarizer, KeepRecentTokens: 1}, CompactionManual)
 	if err != nil {
@@ -718,6 +755,9 @@ func TestLab11_5_生成摘要_SecondCompaction(t *testing.T) {
 	}
 	if got.FirstKeptSeq != 12 {
 		t.Errorf("Compact of the README log compacted at 8 cut at %d, want 12", got.FirstKeptSeq)
+	}
+	if got.TokensBefore != 43 {
+		t.Errorf("Compact of the README log compacted at 8: TokensBefore %d, want 43 (every message estimated: the only usage is that of seq 15, kept across the compaction)", got.TokensBefore)
 	}
 	if requests := summarizer.Requests(); len(requests) == 1 {
 		ch11Diff(t, "the summary request when the cut (12) comes before the latest compaction (17)", []string{

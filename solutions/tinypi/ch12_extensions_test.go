@@ -678,6 +678,12 @@ func ch12Run(t *testing.T, opts AgentLoopOptions) (AgentRunResult, []string) {
 // opts is called too, first.
 func ch12RunWith(t *testing.T, opts AgentLoopOptions, tr *ch12Trace) (AgentRunResult, []string, error) {
 	t.Helper()
+	return ch12RunIn(t, context.Background(), opts, tr)
+}
+
+// ch12RunIn is ch12RunWith with the run's context.
+func ch12RunIn(t *testing.T, ctx context.Context, opts AgentLoopOptions, tr *ch12Trace) (AgentRunResult, []string, error) {
+	t.Helper()
 	var events []string
 	also := opts.OnEvent
 	opts.OnEvent = func(e LoopEvent) {
@@ -707,7 +713,7 @@ func ch12RunWith(t *testing.T, opts AgentLoopOptions, tr *ch12Trace) (AgentRunRe
 	returned := false
 	o := ch10Within(t, "RunAgentLoop", "a tool body, a hook or the loop waits for something that never comes", func() outcome {
 		var o outcome
-		runLab(t, func() { o.result, o.err = RunAgentLoop(context.Background(), opts) })
+		runLab(t, func() { o.result, o.err = RunAgentLoop(ctx, opts) })
 		returned = true
 		return o
 	})
@@ -958,6 +964,7 @@ func TestLab12_5_结果钩子_Overrides(t *testing.T) {
 		ch12Call("d", "t", `{"path":"d"}`),
 		ch12Call("e", "nope", `{}`),
 		ch12Call("f", "t", `{"path":"fail"}`),
+		ch12Call("g", "t", `{"path":"g"}`),
 	), ch12Answer("好的"))
 	result, _ := ch12Run(t, AgentLoopOptions{
 		Model: model,
@@ -974,6 +981,9 @@ func TestLab12_5_结果钩子_Overrides(t *testing.T) {
 			case "d":
 				out.Details["n"] = 99 // the hook's own copy: what it does not return does not count
 				out.Content[0] = Text("改了")
+			case "g":
+				// Empty but set: not nil, so they replace the tool's content and details.
+				return ToolResultOverride{Content: []ContentBlock{}, Details: map[string]any{}}, nil
 			}
 			return ToolResultOverride{}, nil
 		}},
@@ -987,6 +997,7 @@ func TestLab12_5_结果钩子_Overrides(t *testing.T) {
 		"d error=false raw map[n:1]",
 		"e error=true Tool nope not found map[]",
 		"f error=true 磁盘满了 map[]",
+		"g error=false  map[]",
 	}, ch12Detailed(result.Messages))
 	got := tr.all()
 	slices.Sort(got)
@@ -997,6 +1008,7 @@ func TestLab12_5_结果钩子_Overrides(t *testing.T) {
 		"c got raw map[n:1] error=false terminate=false",
 		"d got raw map[n:1] error=false terminate=false",
 		"f got 磁盘满了 map[] error=true terminate=false",
+		"g got raw map[n:1] error=false terminate=false",
 	}, got)
 }
 
@@ -1086,6 +1098,35 @@ func TestLab12_5_结果钩子_Terminate(t *testing.T) {
 			}
 		})
 	}
+
+	// ctx is cancelled while the batch runs, and the batch asks to end: cancellation is checked
+	// first (afterTurn calls stopAfterTools before stopAfterBatch), so the run ends aborted.
+	t.Run("cancelled during a batch that asks to end", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		tool := Tool{
+			ToolDefinition: ToolDefinition{Name: "finish", Parameters: ch12PathSchema},
+			Execute: func(context.Context, json.RawMessage, ToolExecContext) (ToolOutput, error) {
+				cancel() // the user interrupts the run while its last call runs
+				return ToolOutput{Content: []ContentBlock{Text("raw")}, Terminate: true}, nil
+			},
+		}
+		model := NewScriptedModel(ch12ToolUse(ch12Call("a", "finish", `{"path":"a"}`)), ch12Answer("好的"))
+		s := NewSession("s")
+		ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("收尾")})
+		result, events, err := ch12RunIn(t, ctx, AgentLoopOptions{Model: model, Session: s, Tools: MustRegistry(tool)}, nil)
+		if err != nil {
+			t.Fatalf("RunAgentLoop: %v", err)
+		}
+		ch12End(t, result, RunAborted, 1)
+		if want := "turn_end aborted 1"; len(events) == 0 || events[len(events)-1] != want {
+			t.Errorf("the last event is %q, want %q", events[len(events)-1:], want)
+		}
+		lines := ch11Lines(ch11Events(t, s))
+		if last := lines[len(lines)-1]; !strings.HasSuffix(last, "turn/end 1 aborted") {
+			t.Errorf("the log ends with %q, want a %q", last, "turn/end 1 aborted")
+		}
+	})
 }
 
 // --- Lab 12.4 执行模式 ---------------------------------------------------------------------------
@@ -1249,6 +1290,40 @@ func TestLab12_4_执行模式_Sequential(t *testing.T) {
 			ch11Diff(t, "the results", []string{"c1 error=false ok", "c2 error=false ok"}, ch12Results(result.Messages))
 		})
 	}
+
+	// Sequential with a session: each call that runs logs its tool/start just before its body;
+	// a refused call (c2, blocked) never started and logs none; results are logged as each call
+	// finishes, in call order.
+	s := NewSession("s")
+	ch10Append(t, s, SessionEvent{Type: EventUserMessage, Message: UserText("一个一个来")})
+	model := NewScriptedModel(ch12ToolUse(ch12Call("c1", "read", `{"path":"a.md"}`), ch12Call("c2", "read", `{"path":"b.md"}`),
+		ch12Call("c3", "read", `{"path":"c.md"}`)), ch12Answer("好的"))
+	result, _ := ch12Run(t, AgentLoopOptions{
+		Model: model, Session: s, ToolExecution: ToolSequential, Tools: MustRegistry(ch12ReadTool("read", nil)),
+		Hooks: &LoopHooks{BeforeToolCall: func(_ context.Context, call ToolCall, _ json.RawMessage) (ToolCallDecision, error) {
+			return ToolCallDecision{Block: call.ID == "c2"}, nil
+		}},
+	})
+	ch12End(t, result, RunStop, 2)
+	ch11Diff(t, "the log of a sequential batch whose second call is blocked", []string{
+		"0 user/message user:一个一个来",
+		"1 turn/start 1",
+		"2 model/request through=1 messages=1",
+		"3 assistant/message assistant:[c1 c2 c3]",
+		"4 tool/call c1",
+		"5 tool/call c2",
+		"6 tool/call c3",
+		"7 tool/start c1 <-4",
+		"8 tool/result c1 <-4",
+		"9 tool/result c2 <-5",
+		"10 tool/start c3 <-6",
+		"11 tool/result c3 <-6",
+		"12 turn/end 1 toolUse",
+		"13 turn/start 2",
+		"14 model/request through=13 messages=5",
+		"15 assistant/message assistant:好的",
+		"16 turn/end 2 stop",
+	}, ch11Lines(ch11Events(t, s)))
 }
 
 func TestLab12_4_执行模式_Pool(t *testing.T) {
@@ -1344,6 +1419,45 @@ func TestLab12_6_请求与回合钩子_TransformContext(t *testing.T) {
 	for _, logged := range []bool{false, true} {
 		t.Run(fmt.Sprintf("session=%v", logged), func(t *testing.T) { ch12Transform(t, logged) })
 	}
+	t.Run("overflow retry", ch12TransformRetry)
+}
+
+// ch12TransformRetry runs chapter 11's overflow retry with a TransformContext hook: the retry is
+// a model request too, transformed and, with the session, followed by its model/context.
+func ch12TransformRetry(t *testing.T) {
+	s := ch11History(t) // 0 user u1 … 3 assistant a1 (usage 1000+10) … 6 user u3
+	refusal := AssistantMessage{StopReason: StopReasonError, ErrorMessage: "400: prompt is too long: 213000 tokens > 200000 maximum"}
+	model := NewScriptedModel(refusal, ch12Answer("done"))
+	tr := &ch12Trace{}
+	result, _ := ch12Run(t, AgentLoopOptions{
+		Model: model, Session: s,
+		Compaction: &CompactionOptions{Model: NewScriptedModel(ch12Answer("S")), KeepRecentTokens: 1},
+		Hooks: &LoopHooks{TransformContext: func(_ context.Context, messages []Message) ([]Message, error) {
+			last := messages[len(messages)-1]
+			tr.add("%d messages, the last %s", len(messages), ch10Message(last))
+			return []Message{UserText("[前文已省略]"), last}, nil
+		}},
+	})
+	ch12End(t, result, RunStop, 1)
+	ch11Diff(t, "what TransformContext was given (the request, then its retry after the compaction)", []string{
+		"4 messages, the last user:u3",
+		"2 messages, the last user:u3",
+	}, tr.all())
+	if requests := ch12Requests(model); len(requests) == 2 {
+		ch11Diff(t, "the retried request", []string{"user:[前文已省略]", "user:u3"}, requests[1])
+	} else {
+		t.Errorf("the model got %d requests, want 2 (the refused one and its retry)", len(requests))
+	}
+	ch11Diff(t, "the log of the turn", []string{
+		"7 turn/start 1",
+		"8 model/request through=7 messages=4",
+		"9 model/context <-8",
+		"10 compaction first=6 overflow tokens=1012 read=[] changed=[]",
+		"11 model/request through=10 messages=2",
+		"12 model/context <-11",
+		"13 assistant/message assistant:done",
+		"14 turn/end 1 stop",
+	}, ch11From(ch11Lines(ch11Events(t, s)), 7))
 }
 
 // ch12Transform runs two turns with a TransformContext hook, with or without a session.
@@ -1476,11 +1590,24 @@ func TestLab12_6_请求与回合钩子_ShouldStopAfterTurn(t *testing.T) {
 						results = append(results, ch10Message(r))
 					}
 					asked = append(asked, fmt.Sprintf("steps=%d %s results=%v", turn.Steps, ch10Message(turn.Assistant), results))
+					// The hook's own copies: what it changes in them is not the run's history.
+					if len(turn.Results) > 0 && len(turn.Results[0].Content) > 0 {
+						turn.Results[0].Content[0] = Text("改掉了")
+					}
+					if len(turn.Assistant.Content) > 0 {
+						turn.Assistant.Content[0] = Text("改掉了")
+					}
 					return tc.stop()
 				}},
 			})
 			ch12End(t, result, tc.reason, tc.steps)
 			ch11Diff(t, "what ShouldStopAfterTurn was asked (it is not asked after a turn without tools)", tc.asked, asked)
+			transcript := []string{"assistant:[c1 c2]", "toolResult:c1=读到 a.md", "toolResult:c2=读到 b.md"}
+			if tc.tool == "finish" {
+				transcript = []string{"assistant:[c1 c2]", "toolResult:c1=raw", "toolResult:c2=raw"}
+			}
+			ch11Diff(t, "the transcript's first turn after the hook changed its TurnSummary", transcript,
+				ch10Messages(result.Messages)[:min(3, len(result.Messages))])
 			if model.Calls() != tc.steps {
 				t.Errorf("the model was asked %d times, want %d", model.Calls(), tc.steps)
 			}

@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // This file is chapter 11: context compaction. A long session outgrows the model's context
@@ -432,10 +433,31 @@ const CompactionSystemPrompt = "You summarise a conversation between a user and 
 // CompactionInstruction ends the message of a summary request, after the conversation.
 const CompactionInstruction = "Summarise the conversation above for the agent that continues it. When it begins with an earlier summary, merge that summary into yours. Answer with the summary only."
 
+// CompactionResultChars bounds what a summary request shows of each tool result: its first
+// CompactionResultChars characters (runes), then one line saying how many more there were. One read
+// of a large log would otherwise make the summary request as long as the request it is meant to
+// shorten, and the model would refuse it too. The summary needs what a result was about, not all of
+// it, and the file lists keep the name of what was read.
+const CompactionResultChars = 2000
+
+// cutForSummary returns text when it has at most CompactionResultChars characters; otherwise its
+// first CompactionResultChars characters and the line "[... N more characters left out]".
+func cutForSummary(text string) string {
+	n := 0
+	for i := range text {
+		if n == CompactionResultChars {
+			return text[:i] + fmt.Sprintf("\n[... %d more characters left out]", utf8.RuneCountInString(text[i:]))
+		}
+		n++
+	}
+	return text
+}
+
 // ConversationText renders messages as plain text, for a summary request: each message is a
 // header line ("[user]", "[assistant]", "[result of NAME]" or "[result of NAME, failed]") and its
 // text, an assistant's tool calls each on a line "(call NAME ARGUMENTS)", messages separated by a
-// blank line. Thinking is left out.
+// blank line. Thinking is left out, and a tool result's text is cut to CompactionResultChars
+// characters; the rest is written whole.
 func ConversationText(messages []Message) string {
 	var b strings.Builder
 	for i, m := range messages {
@@ -460,7 +482,7 @@ func ConversationText(messages []Message) string {
 			if m.IsError {
 				failed = ", failed"
 			}
-			b.WriteString("[result of " + m.ToolName + failed + "]\n" + TextOf(m.Content))
+			b.WriteString("[result of " + m.ToolName + failed + "]\n" + cutForSummary(TextOf(m.Content)))
 		}
 	}
 	return b.String()
