@@ -27,32 +27,6 @@ import (
 
 // --- helpers ----------------------------------------------------------------------------------
 
-// ch11Log numbers events as a whole log: events[i].Seq = i.
-func ch11Log(events ...SessionEvent) []SessionEvent {
-	for i := range events {
-		events[i].Seq = i
-	}
-	return events
-}
-
-func ch11User(text string) SessionEvent {
-	return SessionEvent{Type: EventUserMessage, Message: UserText(text)}
-}
-
-func ch11Assistant(m AssistantMessage) SessionEvent {
-	return SessionEvent{Type: EventAssistantMessage, Message: m}
-}
-
-func ch11TurnStart(n int) SessionEvent { return SessionEvent{Type: EventTurnStart, Turn: n} }
-
-func ch11TurnEnd(n int, reason string) SessionEvent {
-	return SessionEvent{Type: EventTurnEnd, Turn: n, Reason: reason}
-}
-
-func ch11Request(through, count int) SessionEvent {
-	return SessionEvent{Type: EventModelRequest, ThroughSeq: through, Count: count}
-}
-
 func ch11CallEvent(call ToolCall) SessionEvent {
 	return SessionEvent{Type: EventToolCall, Call: &call}
 }
@@ -91,29 +65,10 @@ func ch11ReadmeLog() []SessionEvent {
 	)
 }
 
-// ch11SessionOf appends events to a new session in memory, each checked by the log's rules.
-func ch11SessionOf(t *testing.T, events []SessionEvent) *Session {
-	t.Helper()
-	s := NewSession("s")
-	for _, e := range events {
-		e.Seq = 0
-		ch10Append(t, s, e)
-	}
-	return s
-}
-
 // ch11Summary is the exact text of the summary message of a compaction.
 func ch11Summary(summary, read, changed string) string {
 	return "The conversation before this point was compacted into the summary below.\n\n<summary>\n" +
 		summary + "\n</summary>\n\nFiles read: " + read + "\nFiles changed: " + changed
-}
-
-// ch11From returns lines[i:], or nothing when there are not that many lines.
-func ch11From(lines []string, i int) []string {
-	if i > len(lines) {
-		return nil
-	}
-	return lines[i:]
 }
 
 // --- Lab 11.1 估算上下文 ----------------------------------------------------------------------
@@ -768,19 +723,6 @@ func TestLab11_5_生成摘要_SecondCompaction(t *testing.T) {
 }
 
 // --- Lab 11.6 循环里的压缩 --------------------------------------------------------------------
-
-// ch11History is a session the next run starts from:
-//
-//	0 user u1  1 turn/start 1  2 model/request  3 assistant a1 (usage 1000+10)  4 turn/end 1 stop
-//	5 user u2  6 user u3 (the new prompt)
-//
-// Its cut points are 5 and 6.
-func ch11History(t *testing.T) *Session {
-	a1 := ch10Answer("a1")
-	a1.Usage = Usage{Input: 1000, Output: 10}
-	return ch11SessionOf(t, ch11Log(ch11User("u1"), ch11TurnStart(1), ch11Request(1, 1), ch11Assistant(a1),
-		ch11TurnEnd(1, "stop"), ch11User("u2"), ch11User("u3")))
-}
 
 // ch11ReadTool is the registry of ch11Run: the "read" tool the calls of ch10Call name, which
 // answers "ok".

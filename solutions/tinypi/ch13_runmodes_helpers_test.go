@@ -2,7 +2,7 @@ package tinypi
 
 // Helpers of chapter 13's focused tests that later chapters' tests use too. They live apart
 // from the tests so that, in a later chapter's directory, a plain `go test` compiles them
-// without the earlier chapter's tests (see manifest.EarlierTestsTag in the kit).
+// without the earlier chapter's tests, which are behind the build tag allchapters there.
 
 import (
 	"context"
