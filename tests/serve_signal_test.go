@@ -20,13 +20,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/sessionlog/logtest"
 )
 
-// waitExit waits for cmd's end at most d; a process still running then is killed and the test
-// fails.
+// waitExit waits for cmd's end at most hang.Bound(d); a process still running then is killed
+// and waited for, and the test fails.
 func waitExit(t *testing.T, exited <-chan error, cmd *exec.Cmd, d time.Duration, what string) error {
 	t.Helper()
+	d = hang.Bound(d)
 	select {
 	case err := <-exited:
 		return err
@@ -87,27 +89,42 @@ func TestServeNeverHangs(t *testing.T) {
 			}()
 			addr := ""
 			urlRE := regexp.MustCompile(`http://(127\.0\.0\.1:[0-9]+)/`)
-			deadline := time.After(20 * time.Second)
+			// stop kills course serve and waits for it, its output read to the end.
+			stop := func() {
+				cmd.Process.Kill()
+				for range lines {
+				}
+				<-exited
+			}
+			deadline := time.After(hang.Bound(20 * time.Second))
 			for addr == "" {
 				select {
 				case line, ok := <-lines:
 					if !ok {
+						<-exited
 						t.Fatal("course serve ended before printing its URL")
 					}
 					if m := urlRE.FindStringSubmatch(line); m != nil {
 						addr = m[1]
 					}
 				case <-deadline:
-					cmd.Process.Kill()
+					stop()
 					t.Fatal("course serve printed no URL")
 				}
 			}
 			require.NoError(t, cmd.Process.Signal(sig))
+			// The rest of the output ends when course serve does: a course serve that ignores
+			// the signal is killed after the bound (its output then ends too).
+			bound := hang.Bound(10 * time.Second)
+			killed := time.AfterFunc(bound, func() { cmd.Process.Kill() })
 			var rest []string
 			for line := range lines {
 				rest = append(rest, line)
 			}
-			err = waitExit(t, exited, cmd, 10*time.Second, sig.String())
+			err = <-exited
+			if !killed.Stop() {
+				t.Fatalf("%v: course serve still ran %s later", sig, bound)
+			}
 			assert.NoError(t, err, "course serve after %v", sig)
 			assert.Equal(t, []string{"stopped."}, rest)
 			conn, err := net.DialTimeout("tcp", addr, 2*time.Second)

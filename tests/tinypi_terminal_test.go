@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/learn-tinypi/course/internal/hang"
 )
 
 // terminalDeadline bounds each wait for the terminal to show something: tinypi answers from a
@@ -38,14 +40,15 @@ func (term *tmuxTerminal) screen() string {
 // waitFor waits until the terminal shows text count times, and returns the screen.
 func (term *tmuxTerminal) waitFor(text string, count int) string {
 	term.t.Helper()
-	deadline := time.Now().Add(terminalDeadline)
+	bound := hang.Bound(terminalDeadline)
+	deadline := time.Now().Add(bound)
 	for {
 		s := term.screen()
 		if strings.Count(s, text) >= count {
 			return s
 		}
 		if time.Now().After(deadline) {
-			term.t.Fatalf("the terminal does not show %q %d times within %v; it shows:\n%s", text, count, terminalDeadline, s)
+			term.t.Fatalf("the terminal does not show %q %d times within %v; it shows:\n%s", text, count, bound, s)
 		}
 		time.Sleep(20 * time.Millisecond) // the terminal has no event to wait on: look again
 	}
@@ -54,13 +57,18 @@ func (term *tmuxTerminal) waitFor(text string, count int) string {
 // exitDeadline bounds the wait for tinypi to end after its last Ctrl-C. It is longer than
 // terminalDeadline: a fresh-clone make test once took more than 15 s to show the end on a machine
 // loaded by four other jobs. It is still far shorter than the sleep the test's command would
-// have run, so an exit that waits for that command fails.
+// have run, so an exit that waits for that command fails: scaled by hang.Bound, it stays under
+// maxExitDeadline.
 const exitDeadline = 90 * time.Second
+
+// maxExitDeadline is half the ten minutes the test's command sleeps.
+const maxExitDeadline = 5 * time.Minute
 
 // exitStatus waits for tinypi to end and returns its exit status.
 func (term *tmuxTerminal) exitStatus() string {
 	term.t.Helper()
-	deadline := time.Now().Add(exitDeadline)
+	bound := min(hang.Bound(exitDeadline), maxExitDeadline)
+	deadline := time.Now().Add(bound)
 	for {
 		// tmux marks the pane dead when the program's terminal closes, and fills in
 		// pane_dead_status (an exit) or pane_dead_signal (a signal) only once it has reaped the
@@ -90,7 +98,7 @@ func (term *tmuxTerminal) exitStatus() string {
 				procs, _ = exec.Command("ps", "-o", "pid,pgid,stat,wchan:20,args", "--ppid", out[3], "-p", out[3]).CombinedOutput()
 			}
 			term.t.Fatalf("tinypi has not ended, or tmux has not reaped it, %v after the last Ctrl-C (pane %q: dead, status, signal, pid); its processes:\n%s\nthe terminal shows:\n%s",
-				exitDeadline, out, procs, term.screen())
+				bound, out, procs, term.screen())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

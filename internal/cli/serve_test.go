@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/serve"
 	"github.com/learn-tinypi/course/internal/sessionlog/logtest"
 )
@@ -51,12 +52,16 @@ func (w *lineWriter) String() string {
 	return w.buf.String()
 }
 
+// outputBound is how long a test waits for course serve to print what it prints within
+// milliseconds: hang.Bound scales it.
+const outputBound = 20 * time.Second
+
 // waitFor returns once what was written contains want, or fails the test after a generous
 // deadline: course serve reads the log after it prints its URL, so what it says about a damaged
 // log comes later than the URL.
 func (w *lineWriter) waitFor(t *testing.T, want string) {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(hang.Bound(outputBound))
 	for !strings.Contains(w.String(), want) {
 		select {
 		case <-w.writes:
@@ -66,34 +71,43 @@ func (w *lineWriter) waitFor(t *testing.T, want string) {
 	}
 }
 
+// running is a course command running on a goroutine of its own (startCourse).
+type running struct {
+	cancel context.CancelFunc
+	exited chan struct{} // closed when Run has returned
+	code   int           // Run's exit code, once exited is closed
+}
+
+// stop cancels the command and returns its exit code once it has ended.
+func (r *running) stop() int {
+	r.cancel()
+	<-r.exited
+	return r.code
+}
+
+// startCourse runs course with args until the test stops it. When the test ends it is
+// stopped and waited for, however the test ended (a wait for its output that failed
+// included): it never outlives its test.
+func startCourse(t *testing.T, args []string, stdout, stderr io.Writer) *running {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{cancel: cancel, exited: make(chan struct{})}
+	go func() {
+		defer close(r.exited)
+		r.code = Run(ctx, args, Env{Stdout: stdout, Stderr: stderr, Getenv: func(string) string { return "" }, Content: course.Content()})
+	}()
+	t.Cleanup(func() { r.stop() })
+	return r
+}
+
 // startServe runs course serve with args until the test cancels it, and returns the URL it
 // printed and a function that stops it and returns the exit code.
 func startServe(t *testing.T, args ...string) (url string, stdout, stderr *lineWriter, stop func() int) {
 	t.Helper()
 	stdout = &lineWriter{writes: make(chan struct{}, 1)}
 	stderr = &lineWriter{writes: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(ctx, append([]string{"serve", "--port", "0"}, args...), Env{
-			Stdout: stdout, Stderr: stderr, Getenv: func(string) string { return "" }, Content: course.Content(),
-		})
-	}()
-	urlRE := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/`)
-	deadline := time.After(20 * time.Second)
-	for url == "" {
-		select {
-		case <-stdout.writes:
-			url = urlRE.FindString(stdout.String())
-		case c := <-code:
-			cancel()
-			t.Fatalf("course serve ended with %d before printing a URL; stdout %q, stderr %q", c, stdout.String(), stderr.String())
-		case <-deadline:
-			cancel()
-			t.Fatalf("no URL printed; stdout %q", stdout.String())
-		}
-	}
-	return url, stdout, stderr, func() int { cancel(); return <-code }
+	r := startCourse(t, append([]string{"serve", "--port", "0"}, args...), stdout, stderr)
+	url = waitURL(t, stdout, r, regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/`))
+	return url, stdout, stderr, r.stop
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -165,28 +179,22 @@ func TestServeRefusesWhatItCannotServe(t *testing.T) {
 	assert.Equal(t, "错误："+filepath.Join(dir, "sessions")+" 下没有会话日志（*.jsonl）。给出日志路径：course serve LOG\n", stderr)
 }
 
-// within runs course with args and fails the test when it has not ended within ten seconds:
-// course serve must never wait on what it was given to read.
+// within runs course with args and fails the test when it has not ended within ten seconds
+// (hang.Bound scales them), cancelled and waited for: course serve must never wait on what it
+// was given to read.
 func within(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	type result struct {
 		code           int
 		stdout, stderr string
 	}
-	done := make(chan result, 1)
-	go func() {
+	r := hang.Within(t, 10*time.Second, fmt.Sprintf("course %v", args), func(ctx context.Context) result {
 		var stdout, stderr bytes.Buffer
-		code := Run(context.Background(), args, Env{Stdout: &stdout, Stderr: &stderr,
+		code := Run(ctx, args, Env{Stdout: &stdout, Stderr: &stderr,
 			Getenv: func(string) string { return "" }, Content: course.Content()})
-		done <- result{code, stdout.String(), stderr.String()}
-	}()
-	select {
-	case r := <-done:
-		return r.code, r.stdout, r.stderr
-	case <-time.After(10 * time.Second):
-		t.Fatalf("course %v has not ended after 10 s", args)
-		return 0, "", ""
-	}
+		return result{code, stdout.String(), stderr.String()}
+	})
+	return r.code, r.stdout, r.stderr
 }
 
 func TestServeRefusesWhatIsNoRegularFile(t *testing.T) {
@@ -315,25 +323,24 @@ func TestServeCheckStopsMidRead(t *testing.T) {
 	require.NoError(t, err)
 	var stdout, stderr bytes.Buffer
 	a := &app{p: printer{lang: langEN}, stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	reports := 0
-	done := make(chan error, 1)
-	go func() {
-		done <- a.checkServe(ctx, serve.Options{Log: path, Lang: langEN, Progress: func(_ string, read int64) {
+	type result struct {
+		err     error
+		reports int
+	}
+	r := hang.Within(t, 10*time.Second, "checkServe, cancelled in the middle of the read,", func(ctx context.Context) result {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		reports := 0
+		err := a.checkServe(ctx, serve.Options{Log: path, Lang: langEN, Progress: func(_ string, read int64) {
 			reports++
 			cancel() // as the signal would, in the middle of the read
 		}})
-	}()
-	select {
-	case err := <-done:
-		assert.Equal(t, 1, reports, "the read went on after it was cancelled")
-		assert.Equal(t, exitFailed, a.exitCode(err))
-		assert.Equal(t, "interrupted: the log was not read to its end; nothing is shown.\n", stderr.String())
-		assert.Empty(t, stdout.String())
-	case <-time.After(10 * time.Second):
-		t.Fatal("the read did not stop when its context was cancelled")
-	}
+		return result{err, reports}
+	})
+	assert.Equal(t, 1, r.reports, "the read went on after it was cancelled")
+	assert.Equal(t, exitFailed, a.exitCode(r.err))
+	assert.Equal(t, "interrupted: the log was not read to its end; nothing is shown.\n", stderr.String())
+	assert.Empty(t, stdout.String())
 }
 
 func TestServeArguments(t *testing.T) {
@@ -366,33 +373,27 @@ func TestServeOnIPv6Loopback(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	log, _ := filepath.Abs("../serve/testdata/readme.jsonl")
 	stdout := &lineWriter{writes: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(ctx, []string{"--lang", "en", "serve", log, "--addr", "[::1]", "--port", "0"}, Env{
-			Stdout: stdout, Stderr: io.Discard, Getenv: func(string) string { return "" }, Content: course.Content()})
-	}()
-	url := waitURL(t, stdout, code, regexp.MustCompile(`http://\[::1\]:[0-9]+/`))
+	r := startCourse(t, []string{"--lang", "en", "serve", log, "--addr", "[::1]", "--port", "0"}, stdout, io.Discard)
+	url := waitURL(t, stdout, r, regexp.MustCompile(`http://\[::1\]:[0-9]+/`))
 	status, body := get(t, url+"api/view")
 	http.DefaultClient.CloseIdleConnections()
-	cancel()
-	assert.Equal(t, exitOK, <-code)
+	assert.Equal(t, exitOK, r.stop())
 	assert.Equal(t, http.StatusOK, status)
 	assert.Contains(t, body, "README.md")
 }
 
-// waitURL waits for course serve to print a URL matching re.
-func waitURL(t *testing.T, stdout *lineWriter, code chan int, re *regexp.Regexp) string {
+// waitURL waits for course serve, run by r, to print a URL matching re.
+func waitURL(t *testing.T, stdout *lineWriter, r *running, re *regexp.Regexp) string {
 	t.Helper()
-	deadline := time.After(20 * time.Second)
+	deadline := time.After(hang.Bound(outputBound))
 	for {
 		if url := re.FindString(stdout.String()); url != "" {
 			return url
 		}
 		select {
 		case <-stdout.writes:
-		case c := <-code:
-			t.Fatalf("course serve ended with %d before printing a URL; stdout %q", c, stdout.String())
+		case <-r.exited:
+			t.Fatalf("course serve ended with %d before printing a URL; stdout %q", r.code, stdout.String())
 		case <-deadline:
 			t.Fatalf("no URL printed; stdout %q", stdout.String())
 		}
@@ -406,13 +407,8 @@ func TestServeAllowRemoteWarnsAndWantsItsToken(t *testing.T) {
 	log, _ := filepath.Abs("../serve/testdata/readme.jsonl")
 	stdout := &lineWriter{writes: make(chan struct{}, 1)}
 	stderr := &lineWriter{writes: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(ctx, []string{"--lang", "en", "serve", log, "--addr", "0.0.0.0", "--allow-remote", "--port", "0"}, Env{
-			Stdout: stdout, Stderr: stderr, Getenv: func(string) string { return "" }, Content: course.Content()})
-	}()
-	url := waitURL(t, stdout, code, regexp.MustCompile(`http://0\.0\.0\.0:[0-9]+/\?token=[0-9a-f]{32}`))
+	r := startCourse(t, []string{"--lang", "en", "serve", log, "--addr", "0.0.0.0", "--allow-remote", "--port", "0"}, stdout, stderr)
+	url := waitURL(t, stdout, r, regexp.MustCompile(`http://0\.0\.0\.0:[0-9]+/\?token=[0-9a-f]{32}`))
 	local := strings.Replace(url, "0.0.0.0", "127.0.0.1", 1)
 	status, _ := get(t, strings.Split(local, "?")[0]+"api/view")
 	assert.Equal(t, http.StatusForbidden, status, "without the token")
@@ -420,8 +416,7 @@ func TestServeAllowRemoteWarnsAndWantsItsToken(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "with the token")
 	assert.Contains(t, body, "README.md")
 	http.DefaultClient.CloseIdleConnections()
-	cancel()
-	assert.Equal(t, exitOK, <-code)
+	assert.Equal(t, exitOK, r.stop())
 	assert.Contains(t, stderr.String(), "warning: --allow-remote has course serve listen on 0.0.0.0:")
 	assert.Contains(t, stderr.String(), "can read this log: prompts, tool output, file contents, everything the agent saw.")
 }
@@ -444,24 +439,18 @@ func TestServePortInUse(t *testing.T) {
 func TestServeListensBeforeReading(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	both := &lineWriter{writes: make(chan struct{}, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	code := make(chan int, 1)
-	go func() {
-		code <- Run(ctx, []string{"--lang", "en", "serve", "../serve/testdata/seq.jsonl", "--port", "0"}, Env{
-			Stdout: both, Stderr: both, Getenv: func(string) string { return "" }, Content: course.Content()})
-	}()
-	deadline := time.After(20 * time.Second)
+	r := startCourse(t, []string{"--lang", "en", "serve", "../serve/testdata/seq.jsonl", "--port", "0"}, both, both)
+	deadline := time.After(hang.Bound(outputBound))
 	for !strings.Contains(both.String(), "The page shows the same") {
 		select {
 		case <-both.writes:
-		case c := <-code:
-			t.Fatalf("course serve ended with %d: %q", c, both.String())
+		case <-r.exited:
+			t.Fatalf("course serve ended with %d: %q", r.code, both.String())
 		case <-deadline:
 			t.Fatalf("no problem reported: %q", both.String())
 		}
 	}
-	cancel()
-	assert.Equal(t, exitOK, <-code)
+	assert.Equal(t, exitOK, r.stop())
 	out := both.String()
 	assert.Less(t, strings.Index(out, "open in a browser: http://127.0.0.1:"), strings.Index(out, "line 7 has seq 6, want 5"), out)
 }

@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/progress"
 )
@@ -41,7 +42,7 @@ func TestWatchRunsOnceAndQuits(t *testing.T) {
 	}}
 	var out strings.Builder
 	a := &app{p: printer{lang: langEN}, stdout: &out, stderr: &out, stdin: strings.NewReader("q\n")}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(2*time.Minute))
 	defer cancel()
 	if err := a.watch(ctx, root, ch, nil, false); err != nil {
 		t.Fatalf("watch: %v\n%s", err, out.String())

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
@@ -85,7 +86,7 @@ func TestWatchRestartsARunningTest(t *testing.T) {
 	passed := out.when("1 passed, 0 failed")
 	stdin, keys := io.Pipe()
 	a := &app{p: printer{lang: langEN}, stdout: out, stderr: out, stdin: stdin, testTimeout: time.Hour}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(2*time.Minute))
 	defer cancel()
 	result := make(chan error, 1)
 	go func() { result <- a.watch(ctx, root, ch, nil, false) }()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/learn-tinypi/course/internal/hang"
 )
 
 func TestRunJobsLimitsGoJobsAndRecordsSuccesses(t *testing.T) {
@@ -153,7 +155,7 @@ func TestRunJobsGivesTheMutantPhaseTwiceTheSlots(t *testing.T) {
 			}
 		}})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(30*time.Second))
 	defer cancel()
 	if err := runJobs(ctx, "test", "course-jobs-", Options{Parallel: 2}, jobs); err != nil {
 		t.Fatalf("runJobs: %v (%d mutant jobs ran at once, want 4)", err, running.Load())

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/hang"
 )
 
 // TestModulesMatchCourseRequires checks that building this package needs exactly the modules the
@@ -33,7 +34,7 @@ func TestModulesMatchCourseRequires(t *testing.T) {
 	require.NoError(t, yaml.Unmarshal(data, &settings))
 	want := slices.Sorted(slices.Values(settings.Requires))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(2*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{with .Module}}{{.Path}}{{end}}", ".")
 	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off")

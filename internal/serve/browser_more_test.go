@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/serve"
 	"github.com/learn-tinypi/course/internal/sessionlog/logtest"
@@ -56,7 +57,7 @@ func framedURL(t *testing.T, b context.Context, target string) string {
 	// of console errors here. It is another origin (another port) of the same site, so that
 	// Chromium keeps its frame in the page's frame tree.
 	require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(attacker.URL)))
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(hang.Bound(20 * time.Second))
 	for {
 		res, err := chromedp.Call(ctx, page.GetFrameTree, cdp.Empty{})
 		require.NoError(t, err)

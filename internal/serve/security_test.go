@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/serve"
 )
@@ -31,7 +32,7 @@ func serving(t *testing.T, opts serve.Options, so serve.ServeOptions) string {
 		select {
 		case err := <-done:
 			assert.NoError(t, err)
-		case <-time.After(10 * time.Second):
+		case <-time.After(hang.Bound(10 * time.Second)):
 			t.Error("Serve did not return after its context was cancelled")
 		}
 	})

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/serve"
 )
@@ -293,7 +294,7 @@ func TestServeStopsWithItsContext(t *testing.T) {
 	select {
 	case err := <-done:
 		assert.NoError(t, err)
-	case <-time.After(10 * time.Second):
+	case <-time.After(hang.Bound(10 * time.Second)):
 		t.Fatal("Serve did not return after its context was cancelled")
 	}
 }

@@ -29,7 +29,8 @@ const (
 	// KindBOM: the file starts with a UTF-8 byte order mark, which no writer of session logs
 	// writes (an editor adds it on saving).
 	KindBOM Kind = "bom"
-	// KindLongLine: a line longer than MaxLineBytes.
+	// KindLongLine: a line longer than the line limit (Options.MaxLineBytes, MaxLineBytes unless
+	// set); Limit says how long.
 	KindLongLine Kind = "long-line"
 	// KindNotRegular: the path is not a regular file (a FIFO, a device, a directory, a socket);
 	// it was not opened for reading, or not read.

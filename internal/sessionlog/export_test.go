@@ -9,3 +9,6 @@ func CatalogProblems() []string { return i18n.Problems(errorMessages) }
 func DecodeFast(line []byte) (Event, bool) { return decodeFast(line, 2) }
 
 func DecodeSlow(line []byte) (Event, error) { return decodeSlow(line, 2) }
+
+// LineLimit is the longest line ReadFile accepts with opts.
+func LineLimit(opts Options) int { return opts.maxLineBytes() }

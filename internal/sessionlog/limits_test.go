@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/i18n"
 	"github.com/learn-tinypi/course/internal/sessionlog"
 )
@@ -25,26 +26,27 @@ import (
 // out of it (an error, a cancel, a torn line) must end them.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// readWithin reads path in a goroutine and fails the test when ReadFile has not returned within
-// ten seconds: a reader that blocks on what it reads must not hang the test run as well.
+// readBound is how long a read of these tests may take before it counts as blocked: none holds
+// a line longer than 256 KiB, and the longest takes less than 0.1 s of CPU under -race, so half a
+// minute (hang.Bound scales it) is a hang, not a slow machine: a test given 1% of a core (one core,
+// busy loops beside it, nice) still has 0.3 s of CPU.
+const readBound = 30 * time.Second
+
+// readWithin reads path and fails the test when ReadFile has not returned within readBound: a
+// reader that blocks on what it reads must not hang the test run as well. The read is
+// cancelled and waited for, so a read that fails this way leaves nothing running into the next
+// test.
 func readWithin(t *testing.T, path string, opts sessionlog.Options) (*sessionlog.Log, error) {
 	t.Helper()
 	type result struct {
 		log *sessionlog.Log
 		err error
 	}
-	done := make(chan result, 1)
-	go func() {
-		log, err := sessionlog.ReadFile(context.Background(), path, opts)
-		done <- result{log, err}
-	}()
-	select {
-	case r := <-done:
-		return r.log, r.err
-	case <-time.After(10 * time.Second):
-		t.Fatalf("ReadFile(%s) has not returned after 10 s: it blocks", path)
-		return nil, nil
-	}
+	r := hang.Within(t, readBound, fmt.Sprintf("ReadFile(%s)", path), func(ctx context.Context) result {
+		log, err := sessionlog.ReadFile(ctx, path, opts)
+		return result{log, err}
+	})
+	return r.log, r.err
 }
 
 func kindOf(t *testing.T, err error) *sessionlog.Error {
@@ -112,35 +114,56 @@ func TestSizeLimit(t *testing.T) {
 
 // A sparse file of 1 GiB without a newline (zeros, as a disk image or a crashed copy leaves
 // them) is refused by the size limit; with the limit lifted, by the line limit, at line 1, and
-// reading it allocates about one line's worth, not the file.
+// reading it allocates about one line's worth, not the file. The line limit is 256 KiB here (four
+// times the reader's buffer, so that a line is assembled from pieces as a 64 MiB one is), so that
+// the test reads and decodes 256 KiB, not 64 MiB, under the race detector too;
+// TestTheLineLimitIsTheRuntimes proves that ReadFile's callers get 64 MiB.
 func TestAHugeLineIsAnErrorNotAnAllocation(t *testing.T) {
+	const maxLine = 256 << 10
 	path := filepath.Join(t.TempDir(), "sparse.jsonl")
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	require.NoError(t, f.Truncate(1<<30))
 	require.NoError(t, f.Close())
 
-	_, err = readWithin(t, path, sessionlog.Options{})
+	_, err = readWithin(t, path, sessionlog.Options{MaxLineBytes: maxLine})
 	assert.Equal(t, sessionlog.KindTooLarge, kindOf(t, err).Kind)
 
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, err = readWithin(t, path, sessionlog.Options{MaxBytes: -1})
+	_, err = readWithin(t, path, sessionlog.Options{MaxBytes: -1, MaxLineBytes: maxLine})
 	runtime.ReadMemStats(&after)
 	e := kindOf(t, err)
 	assert.Equal(t, sessionlog.KindLongLine, e.Kind)
 	assert.Equal(t, 1, e.Line)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(4*sessionlog.MaxLineBytes), "bytes allocated to read a 1 GiB line")
+	assert.Equal(t, int64(maxLine), e.Limit)
+	// The line assembled as its buffer doubles (under 512 KiB), the index's first block (at most
+	// 2 MiB) and the reader's buffers: a few MiB, where reading the line would take 1 GiB.
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(8<<20), "bytes allocated to read a 1 GiB line")
 	what, _ := e.Explain(i18n.EN)
-	assert.Equal(t, "line 1 is longer than 64 MiB: no event of a session log is this long, so this is not a session log or the line is damaged. The kit does not read such a line.", what)
+	assert.Equal(t, "line 1 is longer than 256 KiB: no event of a session log is this long, so this is not a session log or the line is damaged. The kit does not read such a line.", what)
 
-	// A long line after good ones is found at its own line.
+	// A long line after good ones is found at its own line; one of exactly the limit is read.
 	long := filepath.Join(t.TempDir(), "long.jsonl")
-	require.NoError(t, os.WriteFile(long, []byte(lines(header, user)+`{"type":"user/message","seq":1,"data":"`+strings.Repeat("x", sessionlog.MaxLineBytes)+"\"}\n"), 0o644))
-	_, err = readWithin(t, long, sessionlog.Options{})
+	event := `{"type":"user/message","seq":1,"data":"`
+	require.NoError(t, os.WriteFile(long, []byte(lines(header, user)+event+strings.Repeat("x", maxLine)+"\"}\n"), 0o644))
+	_, err = readWithin(t, long, sessionlog.Options{MaxLineBytes: maxLine})
 	e = kindOf(t, err)
 	assert.Equal(t, sessionlog.KindLongLine, e.Kind)
 	assert.Equal(t, 3, e.Line)
+	_, err = readWithin(t, long, sessionlog.Options{MaxLineBytes: maxLine + len(event) + len(`"}`)})
+	assert.NotEqual(t, sessionlog.KindLongLine, kindOf(t, err).Kind, "a line as long as the limit")
+}
+
+// TestTheLineLimitIsTheRuntimes proves the limit every caller of ReadFile gets, without reading
+// 64 MiB: Options without MaxLineBytes mean MaxLineBytes, which is tinypi's (TestReadersShareTheLineLimit),
+// and the explanation of the error names it.
+func TestTheLineLimitIsTheRuntimes(t *testing.T) {
+	assert.Equal(t, 64<<20, sessionlog.LineLimit(sessionlog.Options{}))
+	assert.Equal(t, 64<<20, sessionlog.LineLimit(sessionlog.Options{MaxLineBytes: -1}))
+	assert.Equal(t, 100, sessionlog.LineLimit(sessionlog.Options{MaxLineBytes: 100}))
+	what, _ := (&sessionlog.Error{Kind: sessionlog.KindLongLine, Line: 1, Limit: sessionlog.MaxLineBytes}).Explain(i18n.EN)
+	assert.Equal(t, "line 1 is longer than 64 MiB: no event of a session log is this long, so this is not a session log or the line is damaged. The kit does not read such a line.", what)
 }
 
 func TestByteOrderMark(t *testing.T) {

@@ -29,6 +29,9 @@ type Options struct {
 	// Progress, when set, is called with the number of bytes read so far after about every
 	// MiB the pass reads.
 	Progress func(read int64)
+	// MaxLineBytes is the longest line ReadFile accepts: 0 means MaxLineBytes, the limit every
+	// caller of the kit uses; tests set a small one to exercise the limit cheaply.
+	MaxLineBytes int
 }
 
 func (o Options) maxBytes() int64 {
@@ -39,6 +42,13 @@ func (o Options) maxBytes() int64 {
 		return -1
 	}
 	return o.MaxBytes
+}
+
+func (o Options) maxLineBytes() int {
+	if o.MaxLineBytes <= 0 {
+		return MaxLineBytes
+	}
+	return o.MaxLineBytes
 }
 
 // openRegular opens path for reading when it is a regular file (symbolic links followed), and
@@ -71,7 +81,7 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 // ReadFile reads the log at path in one pass (see the package comment). On an *Error of
 // KindTorn the intact events before the torn line come back too; on any other error the Log is
 // nil. It stops with ctx's error when ctx ends, within one batch of lines (at most 512 lines or
-// 256 KiB, or one long line). The lines are decoded on up to GOMAXPROCS goroutines, checked and
+// 256 KiB) or 64 KiB of a long line. The lines are decoded on up to GOMAXPROCS goroutines, checked and
 // indexed in order; all of them have ended when ReadFile returns.
 func ReadFile(ctx context.Context, path string, opts Options) (*Log, error) {
 	log, err := readFile(ctx, path, opts)
@@ -107,6 +117,7 @@ func readFile(ctx context.Context, path string, opts Options) (*Log, error) {
 		ctx:      ctx,
 		br:       bufio.NewReaderSize(r, 64<<10),
 		limit:    limit,
+		maxLine:  opts.maxLineBytes(),
 		visit:    opts.Visit,
 		progress: opts.Progress,
 		size:     info.Size(),
@@ -126,6 +137,7 @@ type reader struct {
 	ctx      context.Context
 	br       *bufio.Reader
 	limit    int64
+	maxLine  int // the longest line accepted
 	visit    func(Event)
 	progress func(int64)
 	reported int64 // the bytes read when progress was last called
@@ -141,16 +153,20 @@ type reader struct {
 
 // nextLine returns the next line, which starts at off in the file, with its "\n" if it has one
 // (valid until the next call), whether it has one, and io.EOF after the last line. A line longer
-// than MaxLineBytes is an error, found without holding more than MaxLineBytes of it; so is a
-// line that ends beyond the size limit. Only one goroutine at a time calls it.
+// than r.maxLine is an error, found without holding more than r.maxLine of it; so is a line that
+// ends beyond the size limit. A long line is read in pieces, and reading it stops when r.ctx
+// ends. Only one goroutine at a time calls it.
 func (r *reader) nextLine(off int64) (line []byte, terminated bool, err error) {
 	r.long = r.long[:0]
 	for {
 		chunk, err := r.br.ReadSlice('\n')
 		switch {
 		case errors.Is(err, bufio.ErrBufferFull):
-			if len(r.long)+len(chunk) > MaxLineBytes {
-				return nil, false, &Error{Kind: KindLongLine, Line: r.lineNo + 1, Limit: MaxLineBytes}
+			if len(r.long)+len(chunk) > r.maxLine {
+				return nil, false, &Error{Kind: KindLongLine, Line: r.lineNo + 1, Limit: int64(r.maxLine)}
+			}
+			if err := r.ctx.Err(); err != nil {
+				return nil, false, err
 			}
 			r.long = appendDoubling(r.long, chunk)
 			continue
@@ -168,8 +184,8 @@ func (r *reader) nextLine(off int64) (line []byte, terminated bool, err error) {
 			chunk = r.long
 		}
 		r.lineNo++
-		if n := len(chunk); n > MaxLineBytes+1 || (n > MaxLineBytes && !terminated) {
-			return nil, false, &Error{Kind: KindLongLine, Line: r.lineNo, Limit: MaxLineBytes}
+		if n := len(chunk); n > r.maxLine+1 || (n > r.maxLine && !terminated) {
+			return nil, false, &Error{Kind: KindLongLine, Line: r.lineNo, Limit: int64(r.maxLine)}
 		}
 		if r.limit >= 0 && off+int64(len(chunk)) > r.limit {
 			return nil, false, &Error{Kind: KindTooLarge, Size: off + int64(len(chunk)), Limit: r.limit}

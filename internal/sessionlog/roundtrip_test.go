@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/sessionlog"
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -75,7 +76,7 @@ func userText(s string) tinypi.UserMessage {
 // c4's file does not exist). It returns the messages the reference session derives.
 func writeRoundTrip(t *testing.T, path string) []tinypi.Message {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(time.Minute))
 	defer cancel()
 	registry, err := tinypi.NewRegistry(readTool(make(chan struct{})))
 	require.NoError(t, err)

@@ -75,7 +75,7 @@
 // the events a caller shows (Log.Events) by reading their lines again. What it refuses before
 // reading a byte: a path that is not a regular file (a FIFO, a device, a directory: opening
 // them could block or never end) and a file above Options.MaxBytes. While reading, a line
-// longer than MaxLineBytes is refused where it starts, without holding it.
+// longer than MaxLineBytes (or Options.MaxLineBytes) is refused where it starts, without holding it.
 //
 // # Damage
 //

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/tree"
 )
@@ -405,7 +406,7 @@ func goBuild(t *testing.T, name string, tr tree.Tree) {
 	}
 	dir := filepath.Join(t.TempDir(), name)
 	require.NoError(t, tr.Write(dir))
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(3*time.Minute))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "vet", "./...")
 	cmd.Dir = dir

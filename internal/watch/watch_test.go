@@ -13,11 +13,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/learn-tinypi/course/internal/hang"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// deadline bounds every wait of these tests; no test sleeps to assert.
+// deadline bounds every wait of these tests (scaled by hang.Bound); no test sleeps to assert.
 const deadline = 10 * time.Second
 
 // fakeLoop runs Loop with channels the test drives and a debounce the test fires.
@@ -68,7 +70,7 @@ func startLoop(t *testing.T, runErr func(n int) error) *fakeLoop {
 		cancel()
 		select {
 		case <-f.result:
-		case <-time.After(deadline):
+		case <-time.After(hang.Bound(deadline)):
 			t.Error("Loop did not return after cancel")
 		}
 	})
@@ -82,7 +84,7 @@ func (f *fakeLoop) wantRun(t *testing.T, n int) {
 		if got != n {
 			t.Fatalf("run %d started, want run %d", got, n)
 		}
-	case <-time.After(deadline):
+	case <-time.After(hang.Bound(deadline)):
 		t.Fatalf("run %d did not start", n)
 	}
 }
@@ -101,7 +103,7 @@ func (f *fakeLoop) timer(t *testing.T) chan time.Time {
 	select {
 	case c := <-f.fire:
 		return c
-	case <-time.After(deadline):
+	case <-time.After(hang.Bound(deadline)):
 		t.Fatal("Loop asked for no debounce timer")
 		return nil
 	}
@@ -153,7 +155,7 @@ func TestLoopStopsOnRunError(t *testing.T) {
 			t.Errorf("Loop = %v, want %v", err, boom)
 		}
 		f.result <- err // for the cleanup
-	case <-time.After(deadline):
+	case <-time.After(hang.Bound(deadline)):
 		t.Fatal("Loop did not return the run's error")
 	}
 }
@@ -208,7 +210,7 @@ func TestRelevant(t *testing.T) {
 // waitFor reads w.C until it delivers want or the deadline passes.
 func waitFor(t *testing.T, w *Watcher, want string) {
 	t.Helper()
-	timeout := time.After(deadline)
+	timeout := time.After(hang.Bound(deadline))
 	for {
 		select {
 		case got, ok := <-w.C:
@@ -247,7 +249,7 @@ func TestStartDeliversSavesInNewDirectories(t *testing.T) {
 	require.NoError(t, os.Mkdir(filepath.Join(root, "sub"), 0o755))
 	// The watcher adds sub when it sees its creation, which may come after the first save in it:
 	// save again every so often until a save in sub is reported.
-	timeout := time.After(deadline)
+	timeout := time.After(hang.Bound(deadline))
 	for i := 0; ; i++ {
 		writeFile(t, filepath.Join(root, "sub", "b.go"), strings.Repeat("/", i)+"package sub\n")
 		retry := time.After(50 * time.Millisecond)
@@ -283,7 +285,7 @@ func TestStartIgnoresHiddenAndIrrelevantFiles(t *testing.T) {
 		if got != "z.go" {
 			t.Errorf("first change = %q, want z.go", got)
 		}
-	case <-time.After(deadline):
+	case <-time.After(hang.Bound(deadline)):
 		t.Fatal("the watcher did not deliver z.go")
 	}
 }
@@ -319,16 +321,16 @@ func TestReadKeys(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		select {
 		case <-k.Manual:
-		case <-time.After(deadline):
+		case <-time.After(hang.Bound(deadline)):
 			t.Fatalf("manual run %d not delivered", i+1)
 		}
 	}
 	select {
 	case <-k.Quit:
-	case <-time.After(deadline):
+	case <-time.After(hang.Bound(deadline)):
 		t.Fatal("q did not quit")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(deadline))
 	defer cancel()
 	require.NoError(t, k.Wait(ctx))
 }
@@ -340,7 +342,7 @@ func TestReadKeysEndOfInputClosesManual(t *testing.T) {
 		if ok {
 			t.Error("Manual delivered a run on empty input")
 		}
-	case <-time.After(deadline):
+	case <-time.After(hang.Bound(deadline)):
 		t.Fatal("Manual not closed at the end of the input")
 	}
 }
@@ -353,7 +355,7 @@ func TestReadKeysStop(t *testing.T) {
 	}
 	k.Stop()
 	k.Stop() // twice is fine
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), hang.Bound(deadline))
 	defer cancel()
 	require.NoError(t, k.Wait(ctx), "the reader did not end after Stop")
 	w.Close()
@@ -424,7 +426,7 @@ func TestLoopRestartsARunningRun(t *testing.T) {
 			if got != want {
 				t.Fatalf("%s: run %d started, want %d", what, got, want)
 			}
-		case <-time.After(deadline):
+		case <-time.After(hang.Bound(deadline)):
 			t.Fatalf("%s: run %d did not start", what, want)
 		}
 	}
@@ -435,7 +437,7 @@ func TestLoopRestartsARunningRun(t *testing.T) {
 			if !errors.Is(got, want) {
 				t.Fatalf("run cancelled with cause %v, want %v", got, want)
 			}
-		case <-time.After(deadline):
+		case <-time.After(hang.Bound(deadline)):
 			t.Fatal("the running run was not cancelled")
 		}
 	}
@@ -445,7 +447,7 @@ func TestLoopRestartsARunningRun(t *testing.T) {
 		go func() { send(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(deadline):
+		case <-time.After(hang.Bound(deadline)):
 			t.Fatalf("Loop does not take %s while a run is under way", what)
 		}
 	}
@@ -482,7 +484,7 @@ func TestLoopRestartsARunningRun(t *testing.T) {
 		if err != nil {
 			t.Errorf("Loop = %v, want nil", err)
 		}
-	case <-time.After(deadline):
+	case <-time.After(hang.Bound(deadline)):
 		t.Fatal("Loop did not return")
 	}
 }

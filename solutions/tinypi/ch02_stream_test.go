@@ -240,8 +240,14 @@ func TestLab2_2_读者先等_多个读者(t *testing.T) {
 	ch02Bubble(t, func(t *testing.T) {
 		defer guardLab(t)
 		s := ch02Stream()
-		readers := []*ch02Reader{ch02StartReader(s, 0), ch02StartReader(s, 0), ch02StartReader(s, 1)}
-		synctest.Wait() // all three wait
+		// The readers start one at a time, each waiting before the next starts: they wait in a
+		// known order, so a wrong wake-up (one reader instead of all) fails the same way in
+		// every run, whichever goroutine the scheduler would have run first.
+		var readers []*ch02Reader
+		for _, limit := range []int{0, 0, 1} {
+			readers = append(readers, ch02StartReader(s, limit))
+			synctest.Wait() // this reader waits
+		}
 		for i, r := range readers {
 			if r.finished(t) {
 				t.Fatalf("reader %d returned before any event was pushed; it must wait", i)

@@ -1881,13 +1881,27 @@ func TestLab9_4_失败与中止_DroppedMessages(t *testing.T) {
 	started, release := make(chan struct{}), make(chan struct{})
 	model := &ch09Model{respond: func(ctx context.Context, n int) *AssistantStream {
 		if n == 0 {
-			return ch09Held(ctx, "正在", ch09Signal(started), release, AssistantMessage{StopReason: StopReasonError, ErrorMessage: "上游 503"})
+			return ch09Held(ctx, "正在", func() {}, release, AssistantMessage{StopReason: StopReasonError, ErrorMessage: "上游 503"})
 		}
 		return ch09Reply(ch09Answer("重新回答"))
 	}}
 	a := ch09NewAgent(t, AgentOptions{Model: model})
 	ends := &ch09Ends{}
 	a.Subscribe(ends.on)
+	// The test steers once the agent has delivered the partial answer: the run has published
+	// it and waits for the rest of the stream, changing nothing meanwhile. (Had the stream
+	// signalled, the run could still be publishing while Steer runs, and a Steer that reads the
+	// state without the lock would race in some runs and not in others.)
+	streaming := ch09Signal(started)
+	a.Subscribe(func(e AgentEvent) {
+		if run, ok := e.(RunLoopEvent); ok {
+			if model, ok := run.Event.(ModelEvent); ok {
+				if _, ok := model.Event.(TextDeltaEvent); ok {
+					streaming()
+				}
+			}
+		}
+	})
 	runLab(t, func() {
 		if err := a.Prompt(t.Context(), UserText("问")); err != nil {
 			t.Fatalf("Prompt: %v", err)

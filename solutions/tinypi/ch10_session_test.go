@@ -736,27 +736,32 @@ func TestLab10_3_写盘与屏障_WritingHoldsTheLockOnlyToTakeEvents(t *testing.
 	}
 
 	// The background writer (the default window of 2 ms) takes the events under the lock too.
-	// Run with -race: the second Append and the background write that follows the first one
-	// meet nowhere but on the session's lock, so a writer that reads the events without it races
-	// with that Append, whichever comes first.
+	// Run with -race: the second Append and the background write of the first event meet nowhere
+	// but on the session's lock (the test learns from the file, not from the writer, that the
+	// first is written), so a writer that reads the events without it races with that Append.
+	// Each event is written by a background write of its own, so that a writer that writes an
+	// event twice does so in every run, however fast the appends follow each other.
 	bgPath := filepath.Join(t.TempDir(), "s-02.jsonl")
 	bg, err := CreateSession(SessionOptions{ID: "s-02", Path: bgPath})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ch10Close(t, bg)
-	ch10Append(t, bg, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
-	ch10Append(t, bg, SessionEvent{Type: EventUserMessage, Message: UserText("再读 go.mod")})
-	// The file says when the background writer has written both (no barrier here: a Flush would
-	// order the test's appends before the writer's next write).
-	ch10Within(t, "the background write of two events", "the background writer never wrote them, although its window is 2 ms", func() bool {
-		for {
-			if raw, err := os.ReadFile(bgPath); err == nil && bytes.Count(raw, []byte("\n")) >= 3 {
-				return true
+	// written waits until the file holds the header and at least n lines more.
+	written := func(what string, n int) {
+		ch10Within(t, what, "the background writer never wrote them, although its window is 2 ms", func() bool {
+			for {
+				if raw, err := os.ReadFile(bgPath); err == nil && bytes.Count(raw, []byte("\n")) >= 1+n {
+					return true
+				}
+				runtime.Gosched()
 			}
-			runtime.Gosched()
-		}
-	})
+		})
+	}
+	ch10Append(t, bg, SessionEvent{Type: EventUserMessage, Message: UserText("读 README")})
+	written("the background write of the first event", 1)
+	ch10Append(t, bg, SessionEvent{Type: EventUserMessage, Message: UserText("再读 go.mod")})
+	written("the background write of two events", 2)
 	if diff := cmp.Diff([]string{"0 user/message user:读 README", "1 user/message user:再读 go.mod"}, ch10FileEvents(t, bgPath)); diff != "" {
 		t.Fatalf("the file written in the background, then by Flush (-want +got):\n%s", diff)
 	}
