@@ -285,9 +285,6 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 		{"a command that failed, then succeeded (the same call ID)", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
 			ch14Assistant(10, again), ch14Call(again), ch14Result(5, "c3", false)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:true Detail:""}`},
-		{"a command that failed, then succeeded, asked for twice (the same call ID)", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
-			ch14Assistant(10, again), ch14Call(again), ch14Result(5, "c3", false)),
-			[]string{"sh check.sh", "sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh\"]"}`},
 		{"a command without a result", ch14Log(ch14User(), ch14Assistant(10, ls, check), ch14Call(ls), ch14Call(check),
 			ch14Result(2, "c1", false)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"ls\"]"}`},
@@ -302,6 +299,9 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 		{"a command argument of another tool", ch14Log(ch14User(), ch14Assistant(10, write), ch14Call(write), ch14Result(2, "w1", false)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran []"}`},
 		{"wanted twice, run once", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", false)),
+			[]string{"sh check.sh", "sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh\"]"}`},
+		{"a command that failed, then succeeded, asked for twice (the same call ID)", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
+			ch14Assistant(10, again), ch14Call(again), ch14Result(5, "c3", false)),
 			[]string{"sh check.sh", "sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh\"]"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
