@@ -226,6 +226,100 @@ func TestLab4_2_记录请求_调用者改动(t *testing.T) {
 	}
 }
 
+// ch04Gate is a ScriptedModel's lock as the test sees it: while armed, the second Lock call
+// waits until the test lets it go, after saying so on waiting. A model that counts, records and
+// chooses in one hold takes the lock once per request, and is never held up.
+type ch04Gate struct {
+	mu      sync.Mutex
+	state   sync.Mutex // guards calls and armed
+	calls   int
+	armed   bool
+	waiting chan struct{}
+	release chan struct{}
+}
+
+func (g *ch04Gate) Lock() {
+	g.state.Lock()
+	g.calls++
+	hold := g.armed && g.calls == 2
+	g.state.Unlock()
+	if hold {
+		g.waiting <- struct{}{}
+		<-g.release
+	}
+	g.mu.Lock()
+}
+
+func (g *ch04Gate) Unlock() { g.mu.Unlock() }
+
+func (g *ch04Gate) disarm() {
+	g.state.Lock()
+	g.armed = false
+	g.state.Unlock()
+}
+
+func TestLab4_2_记录请求_一次加锁(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	m := NewScriptedModel(
+		AssistantMessage{Content: []ContentBlock{Text("回答一")}, StopReason: StopReasonStop},
+		AssistantMessage{Content: []ContentBlock{Text("回答二")}, StopReason: StopReasonStop},
+	)
+	gate := &ch04Gate{armed: true, waiting: make(chan struct{}), release: make(chan struct{})}
+	m.mu = gate
+
+	// The first caller's request. A model that takes the lock a second time for it is held up
+	// there, and a second caller is served in between, as another goroutine could be at any time.
+	first := []Message{UserText("第一个请求")}
+	type outcome struct {
+		answer   string
+		panicked any
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{panicked: p}
+			}
+		}()
+		result, _ := m.Stream(context.Background(), Request{Messages: first}).Result()
+		done <- outcome{answer: TextOf(result.Content)}
+	}()
+	var firstAnswer string
+	heldUp := false
+	select {
+	case o := <-done:
+		if o.panicked != nil {
+			callLab(t, func() any { panic(o.panicked) })
+		}
+		firstAnswer = o.answer
+		gate.disarm()
+	case <-gate.waiting:
+		heldUp = true
+		// While it waits, its caller's message changes: a record copied before this second hold
+		// keeps the first text, one copied during it shows the new one.
+		first[0] = UserText("第一个请求（等第二次加锁时改过）")
+	}
+	_, second := ch04Run(t, context.Background(), m, Request{Messages: []Message{UserText("第二个请求")}})
+	if heldUp {
+		close(gate.release)
+		o := <-done
+		if o.panicked != nil {
+			callLab(t, func() any { panic(o.panicked) })
+		}
+		firstAnswer = o.answer
+	}
+
+	var recorded []string
+	for _, req := range ch04Requests(t, m) {
+		recorded = append(recorded, TextOf(req.Messages[0].(UserMessage).Content))
+	}
+	got := fmt.Sprintf("recorded %q; the first caller was answered %q, the second %q", recorded, firstAnswer, TextOf(second.Content))
+	want := `recorded ["第一个请求" "第二个请求"]; the first caller was answered "回答一", the second "回答二"`
+	if got != want {
+		t.Fatalf("%s; want %s: count, record and choose the answer in one hold of the lock, so that the i-th record is the request that got the i-th answer", got, want)
+	}
+}
+
 func TestLab4_2_记录请求_并发(t *testing.T) {
 	// The check with the wide window first, so that its message is the first failure.
 	t.Run("counted means recorded", ch04CountedMeansRecorded)

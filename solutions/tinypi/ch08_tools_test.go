@@ -1014,6 +1014,66 @@ func TestLab8_3_写入编辑_Names(t *testing.T) {
 	}
 }
 
+func TestLab8_3_写入编辑_Writers(t *testing.T) {
+	// Several writers in one directory at once, each replacing its own file again and again: an
+	// agent's parallel tool calls, or two agents in one repository. Each write's temporary file
+	// is its own; a name two writes share makes one fail, or move the other's content into place.
+	// (A name that is always the same also breaks every write in a directory where a crash left
+	// that file behind.)
+	env := ch08Setup(t, WorkspaceOptions{})
+	const writers, rounds = 8, 25
+	start := make(chan struct{})
+	type failure struct {
+		err      error
+		panicked any
+	}
+	failures := make(chan failure, writers*rounds)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			defer func() {
+				if p := recover(); p != nil {
+					failures <- failure{panicked: p}
+				}
+			}()
+			<-start
+			for r := range rounds {
+				if err := env.ws.WriteFile(fmt.Sprintf("shared/w%d.txt", w), fmt.Appendf(nil, "writer %d, round %d\n", w, r)); err != nil {
+					failures <- failure{err: err}
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(failures)
+	for f := range failures {
+		if f.panicked != nil {
+			runLab(t, func() { panic(f.panicked) })
+		}
+		reason := f.err
+		if pe, ok := f.err.(*fs.PathError); ok {
+			reason = pe.Err // the same in every run, whichever file it was
+		}
+		t.Fatalf("%d writers each writing its own file in one directory, %d times: a write failed with %q; each write needs a temporary file of its own (writeTempName)", writers, rounds, reason)
+	}
+	var got []string
+	for w := range writers {
+		data, err := os.ReadFile(filepath.Join(env.dir, "shared", fmt.Sprintf("w%d.txt", w)))
+		got = append(got, fmt.Sprintf("%q %v", data, err))
+	}
+	var want []string
+	for w := range writers {
+		want = append(want, fmt.Sprintf("%q <nil>", fmt.Sprintf("writer %d, round %d\n", w, rounds-1)))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the files after %d writers each wrote its own %d times (-want +got):\n%s", writers, rounds, diff)
+	}
+	if names := ch08DirNames(t, filepath.Join(env.dir, "shared")); len(names) != writers {
+		t.Errorf("the directory holds %d entries after the writes, want the %d files (no temporary file left)", len(names), writers)
+	}
+}
+
 // ch08FileSizeLimit runs f with the process's file size limit (RLIMIT_FSIZE) set to limit
 // bytes, so that a write beyond it fails with EFBIG, and reports whether it could. SIGXFSZ,
 // which such a write also raises, is ignored meanwhile.

@@ -237,6 +237,9 @@ func TestLab14_2_检查日志_Paired(t *testing.T) {
 		{"a call with two results", ch14Log(ch14User(), ch14Assistant(10, a), ch14Call(a),
 			ch14Result(2, "c1", false), ch14Result(2, "c1", false)),
 			`{Name:"paired" Pass:false Detail:"the call at seq 2 (c1) has 2 results"}`},
+		{"one call with two results, another with none", ch14Log(ch14User(), ch14Assistant(10, a, b), ch14Call(a), ch14Call(b),
+			ch14Result(2, "c1", false), ch14Result(2, "c1", false), ch14Assistant(10)),
+			`{Name:"paired" Pass:false Detail:"the call at seq 2 (c1) has 2 results"}`},
 		{"a result that answers no call", ch14Log(ch14User(), ch14Assistant(10, a), ch14Call(a),
 			ch14Result(2, "c1", false), ch14Result(1, "c1", false)),
 			`{Name:"paired" Pass:false Detail:"the result at seq 4 answers seq 1, which is not a call before it"}`},
@@ -282,6 +285,9 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 		{"a command that failed, then succeeded (the same call ID)", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
 			ch14Assistant(10, again), ch14Call(again), ch14Result(5, "c3", false)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:true Detail:""}`},
+		{"a command without a result", ch14Log(ch14User(), ch14Assistant(10, ls, check), ch14Call(ls), ch14Call(check),
+			ch14Result(2, "c1", false)),
+			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"ls\"]"}`},
 		{"a command that only failed", ch14Log(ch14User(), ch14Assistant(10, ls, check), ch14Call(ls), ch14Call(check),
 			ch14Result(2, "c1", false), ch14Result(3, "c3", true)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"ls\"]"}`},
@@ -293,6 +299,9 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 		{"a command argument of another tool", ch14Log(ch14User(), ch14Assistant(10, write), ch14Call(write), ch14Result(2, "w1", false)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran []"}`},
 		{"wanted twice, run once", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", false)),
+			[]string{"sh check.sh", "sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh\"]"}`},
+		{"a command that failed, then succeeded, asked for twice (the same call ID)", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
+			ch14Assistant(10, again), ch14Call(again), ch14Result(5, "c3", false)),
 			[]string{"sh check.sh", "sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh\"]"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -474,6 +483,15 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
   {Name:"paired" Pass:true Detail:""}
   {Name:"commands" Pass:true Detail:""}
   {Name:"budget" Pass:true Detail:""}`)
+	})
+	t.Run("a run over budget fails, though it stopped", func(t *testing.T) {
+		c := ch14Case(t, EvalBudget{Tokens: 30}, EvalExpect{}, ch14ToolUse(40))
+		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir()}, `case "made-here" pass false reason "stop" steps 1 tokens 40
+  {Name:"stop" Pass:true Detail:""}
+  {Name:"workspace" Pass:true Detail:""}
+  {Name:"paired" Pass:true Detail:""}
+  {Name:"commands" Pass:true Detail:""}
+  {Name:"budget" Pass:false Detail:"40 tokens, budget 30"}`)
 	})
 	t.Run("a run that goes on stops one step over the budget", func(t *testing.T) {
 		var script []AssistantMessage
@@ -681,5 +699,83 @@ func TestLab14_5_套件_Progress(t *testing.T) {
 	})
 	if report.Passed != 1 {
 		t.Errorf("with a nil progress: %d passed, want 1", report.Passed)
+	}
+}
+
+// ch14CaseDir writes a case directory under suite: case.json as given, the script and the
+// workspace's files.
+func ch14CaseDir(t *testing.T, suite, name, caseJSON string, workspace map[string]string, script ...AssistantMessage) string {
+	t.Helper()
+	dir := filepath.Join(suite, name)
+	ch12rWrite(t, dir, map[string]string{"case.json": caseJSON})
+	ch12rWrite(t, filepath.Join(dir, "workspace"), workspace)
+	data, err := os.ReadFile(ch13Script(t, script...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "script.jsonl"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLab14_5_套件_CaseFiles(t *testing.T) {
+	deleteOld := func(caseJSON string) string {
+		return `{"prompt": "delete old.txt and greet properly", "expect": ` + caseJSON + `}`
+	}
+	rm := ch14Bash("c1", "rm old.txt")
+	args, _ := json.Marshal(map[string]string{"path": "greeting.txt", "content": "hello\n"})
+	greet := ToolCall{ID: "w1", Name: "write", Arguments: string(args)}
+	workspace := map[string]string{"old.txt": "old\n", "greeting.txt": "helo\n"}
+	script := []AssistantMessage{ch14ToolUse(10, rm, greet), ch14ToolUse(10)}
+
+	// A path of expect is written as the judge writes the workspace's files, or the case is
+	// refused when it is loaded: another spelling would never meet its file.
+	refused := t.TempDir()
+	for _, tt := range []struct {
+		name, expect, err string
+	}{
+		{"absent-dot-slash", `{"absent": ["./old.txt"]}`, `tinypi: eval case absent-dot-slash: expect.absent: path "./old.txt" is not canonical; write "old.txt"`},
+		{"absent-trailing-slash", `{"absent": ["old.txt/"]}`, `tinypi: eval case absent-trailing-slash: expect.absent: path "old.txt/" is not canonical; write "old.txt"`},
+		{"absent-dot-dot", `{"absent": ["sub/../old.txt"]}`, `tinypi: eval case absent-dot-dot: expect.absent: path "sub/../old.txt" is not canonical; write "old.txt"`},
+		{"absent-workspace", `{"absent": ["."]}`, `tinypi: eval case absent-workspace: expect.absent: path "." names the workspace itself, not a file`},
+		{"files-dot-slash", `{"files": {"./greeting.txt": "hello\n"}}`, `tinypi: eval case files-dot-slash: expect.files: path "./greeting.txt" is not canonical; write "greeting.txt"`},
+	} {
+		dir := ch14CaseDir(t, refused, tt.name, deleteOld(tt.expect), workspace, script...)
+		if c, err := LoadEvalCase(dir); err == nil || err.Error() != tt.err {
+			t.Errorf("LoadEvalCase of a case whose expect is %s: case %q, error %v; want the error %q", tt.expect, c.Name, err, tt.err)
+		}
+	}
+
+	// case.json and script.jsonl are the case's own files: a link to a file elsewhere, even a
+	// good one, is refused, not followed.
+	outside := ch14CaseDir(t, t.TempDir(), "outside", deleteOld(`{"absent": ["old.txt"]}`), workspace, script...)
+	for _, part := range []string{"case.json", "script.jsonl"} {
+		dir := ch14CaseDir(t, refused, "linked-"+strings.TrimSuffix(part, filepath.Ext(part)), deleteOld(`{"absent": ["old.txt"]}`), workspace, script...)
+		os.Remove(filepath.Join(dir, part))
+		if err := os.Symlink(filepath.Join(outside, part), filepath.Join(dir, part)); err != nil {
+			t.Skip("no symbolic links here:", err)
+		}
+		want := fmt.Sprintf("tinypi: eval case %s: %s is a symbolic link; a case's files must be in its directory", filepath.Base(dir), part)
+		if c, err := LoadEvalCase(dir); err == nil || err.Error() != want {
+			t.Errorf("LoadEvalCase of a case whose %s is a symbolic link: case %q, error %v; want the error %q", part, c.Name, err, want)
+		}
+	}
+
+	// The same case, its paths written canonically, loads and passes.
+	suite := t.TempDir()
+	ch14CaseDir(t, suite, "canonical", deleteOld(`{"files": {"greeting.txt": "hello\n"}, "absent": ["old.txt"]}`), workspace, script...)
+	cases, err := LoadEvalSuite(suite)
+	if err != nil {
+		t.Fatalf("LoadEvalSuite of a suite with one canonical case: %v", err)
+	}
+	var progress strings.Builder
+	runLab(t, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), ch14Deadline)
+		defer cancel()
+		RunEvalSuite(ctx, cases, EvalOptions{TempDir: t.TempDir()}, &progress)
+	})
+	if d := ch14Diff("progress", progress.String(), "[1/1] canonical: pass (2 steps, 20 tokens)\n"); d != "" {
+		t.Fatal(d)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 )
 
@@ -71,10 +72,18 @@ type EvalCase struct {
 }
 
 // LoadEvalCase reads the case in dir. A case.json over MaxEvalCaseBytes, with a field it does not
-// know, without a prompt, with a path that leaves the workspace or a path both expected and
-// absent is refused, as are a script LoadScript refuses and a missing workspace directory.
+// know, without a prompt, with a path that leaves the workspace, a path not written in its one
+// canonical form (see canonicalCasePath) or a path both expected and absent is refused, as are a
+// script LoadScript refuses and a missing workspace directory. case.json, script.jsonl and
+// workspace/ must be a regular file, a regular file and a directory, never a symbolic link: a case
+// may come from someone else, and a link would make it read a file outside it.
 func LoadEvalCase(dir string) (EvalCase, error) {
 	name := filepath.Base(dir)
+	for _, part := range []string{"case.json", "script.jsonl"} {
+		if info, err := os.Lstat(filepath.Join(dir, part)); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+			return EvalCase{}, fmt.Errorf("tinypi: eval case %s: %s is a symbolic link; a case's files must be in its directory", name, part)
+		}
+	}
 	data, err := readRegularFile(filepath.Join(dir, "case.json"), MaxEvalCaseBytes)
 	if err != nil {
 		return EvalCase{}, fmt.Errorf("tinypi: eval case %s: %w", name, err)
@@ -92,12 +101,12 @@ func LoadEvalCase(dir string) (EvalCase, error) {
 		return EvalCase{}, fmt.Errorf("tinypi: eval case %s: a negative budget", name)
 	}
 	for p := range file.Expect.Files {
-		if _, err := LocalPath(p); err != nil {
+		if err := canonicalCasePath(p); err != nil {
 			return EvalCase{}, fmt.Errorf("tinypi: eval case %s: expect.files: %w", name, err)
 		}
 	}
 	for _, p := range file.Expect.Absent {
-		if _, err := LocalPath(p); err != nil {
+		if err := canonicalCasePath(p); err != nil {
 			return EvalCase{}, fmt.Errorf("tinypi: eval case %s: expect.absent: %w", name, err)
 		}
 		if _, ok := file.Expect.Files[p]; ok {
@@ -114,6 +123,26 @@ func LoadEvalCase(dir string) (EvalCase, error) {
 	}
 	return EvalCase{Name: name, Prompt: file.Prompt, Budget: file.Budget, Expect: file.Expect,
 		Script: script, Workspace: ws}, nil
+}
+
+// canonicalCasePath accepts p, a path of a case's expect.files or expect.absent, only when it is
+// the one way the judge writes that file: relative to the workspace, separated by single "/", with
+// no ".", ".." or empty name and no "/" at the end ("docs/todo.md", not "./docs/todo.md",
+// "docs//todo.md" or "docs/../docs/todo.md"). The judge compares paths as strings with the paths
+// it finds in the workspace, so another spelling of a path would never meet its file: an absent
+// "./old.txt" would pass while old.txt is still there, and an expected "./greeting.txt" would be
+// missing. The error names the canonical form when there is one.
+func canonicalCasePath(p string) error {
+	clean, err := LocalPath(p)
+	switch {
+	case err != nil:
+		return err
+	case clean == ".":
+		return fmt.Errorf("path %q names the workspace itself, not a file", p)
+	case clean != p:
+		return fmt.Errorf("path %q is not canonical; write %q", p, clean)
+	}
+	return nil
 }
 
 // LoadEvalSuite loads every case in dir: each subdirectory holding a case.json, in the order of
@@ -143,10 +172,10 @@ func LoadEvalSuite(dir string) ([]EvalCase, error) {
 	return cases, nil
 }
 
-// readRegularFile reads the regular file at path, refusing anything else and anything over max
-// bytes.
+// readRegularFile reads the regular file at path, refusing anything else (a symbolic link as the
+// last name is not followed) and anything over max bytes.
 func readRegularFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|resourceOpenFlags, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|resourceOpenFlags|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -108,15 +108,18 @@ func CheckPairedCalls(events []SessionEvent) EvalCheck {
 }
 
 // CheckCommands judges the commands the agent ran: the "command" argument of each bash call in
-// the log's tool/call events whose result is not an error, in the order of the calls, must hold
+// the log's tool/call events that has a result (a tool/result whose SourceEventSeqs is [the
+// call's seq]) and whose result is not an error, in the order of the calls, must hold
 // want in the same order (other commands may come before, between and after). The check is named
 // "commands"; its Detail names the first command of want that was not found after the ones
 // before it, and lists the commands that did run.
 func CheckCommands(events []SessionEvent, want []string) EvalCheck {
 	//lab:begin 14.2
-	failed := map[int]bool{} // seq of a call -> its result is an error
+	answered := map[int]bool{} // seq of a call -> a result answers it
+	failed := map[int]bool{}   // seq of a call -> its result is an error
 	for _, e := range events {
 		if e.Type == EventToolResult && len(e.SourceEventSeqs) == 1 {
+			answered[e.SourceEventSeqs[0]] = true
 			if result, ok := e.Message.(ToolResultMessage); ok && result.IsError {
 				failed[e.SourceEventSeqs[0]] = true
 			}
@@ -124,7 +127,7 @@ func CheckCommands(events []SessionEvent, want []string) EvalCheck {
 	}
 	var ran []string
 	for _, e := range events {
-		if e.Type != EventToolCall || e.Call.Name != "bash" || failed[e.Seq] {
+		if e.Type != EventToolCall || e.Call.Name != "bash" || !answered[e.Seq] || failed[e.Seq] {
 			continue
 		}
 		var args struct {

@@ -26,7 +26,9 @@ import (
 // assumes that a message it was already sent is not changed in place afterwards while the same
 // slice keeps growing; a request in any other slice is copied whole.
 type ScriptedModel struct {
-	mu        sync.Mutex
+	// mu guards the fields below. It is a sync.Mutex (NewScriptedModel); a Locker, so that a test
+	// can see when the model takes it and hold the model up there.
+	mu        sync.Locker
 	responses []AssistantMessage // never changed after NewScriptedModel
 	calls     int                // requests received so far
 	requests  []Request          // deep copies, in the order the requests arrived
@@ -38,7 +40,7 @@ type ScriptedModel struct {
 // NewScriptedModel returns a model that replays responses in order. It keeps its own copy of
 // them: changing the arguments afterwards does not change the script.
 func NewScriptedModel(responses ...AssistantMessage) *ScriptedModel {
-	return &ScriptedModel{responses: CloneAssistants(responses)}
+	return &ScriptedModel{mu: new(sync.Mutex), responses: CloneAssistants(responses)}
 }
 
 // CloneAssistants deep-copies assistant messages.

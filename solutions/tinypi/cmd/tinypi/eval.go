@@ -6,7 +6,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
+	"unicode/utf8"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -17,6 +19,9 @@ import (
 // passed, 1 otherwise. A panic while the suite runs (in a practice directory, a lab of chapter 14
 // not written yet) is one line too, not a stack trace.
 func runEval(ctx context.Context, args []string, e env) (code int) {
+	// A case's directory name, the names of the files its run leaves and the model's words all
+	// reach the progress lines, the table and the errors: none of them may drive the terminal.
+	e.stdout, e.stderr = controlEscaper{e.stdout}, controlEscaper{e.stderr}
 	defer func() {
 		if p := recover(); p != nil {
 			code = e.failf(exitCannotStart, "eval: %v", p)
@@ -88,4 +93,35 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 		return 1
 	}
 	return 0
+}
+
+// controlEscaper writes what it is given with every control character but newline and tab, every
+// byte that is not UTF-8 and every bidirectional override shown as an escape ("\x1b", "\x9b",
+// "\u202e"), so that text from a case or a run (a directory named "\x1b]0;owned\a", say) is seen,
+// never obeyed, by the terminal. Each Write is escaped on its own; eval writes whole lines.
+type controlEscaper struct{ w io.Writer }
+
+// Write escapes p and writes the result in one call; it reports len(p) once that is written.
+func (c controlEscaper) Write(p []byte) (int, error) {
+	var out []byte
+	for i := 0; i < len(p); {
+		r, size := utf8.DecodeRune(p[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			out = fmt.Appendf(out, "\\x%02x", p[i])
+		case r == '\n' || r == '\t':
+			out = append(out, p[i])
+		case r < 0x20 || 0x7f <= r && r <= 0x9f:
+			out = fmt.Appendf(out, "\\x%02x", r)
+		case 0x202a <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069:
+			out = fmt.Appendf(out, "\\u%04x", r)
+		default:
+			out = append(out, p[i:i+size]...)
+		}
+		i += size
+	}
+	if _, err := c.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
