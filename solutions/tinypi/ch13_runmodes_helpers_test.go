@@ -5,8 +5,10 @@ package tinypi
 // without the earlier chapter's tests, which are behind the build tag allchapters there.
 
 import (
+	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -24,4 +26,23 @@ func ch13OpenFiles(t *testing.T) int {
 		return -1
 	}
 	return len(entries)
+}
+
+// ch13Script writes msgs as a script file (LoadScript's format) and returns its path.
+func ch13Script(t *testing.T, msgs ...AssistantMessage) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, m := range msgs {
+		line, err := MarshalMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	p := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -132,25 +132,6 @@ var ch13ReadHello = []AssistantMessage{
 	{Content: []ContentBlock{Text("It says hello.")}, StopReason: StopReasonStop},
 }
 
-// ch13Script writes msgs as a script file (LoadScript's format) and returns its path.
-func ch13Script(t *testing.T, msgs ...AssistantMessage) string {
-	t.Helper()
-	var b bytes.Buffer
-	for _, m := range msgs {
-		line, err := MarshalMessage(m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.Write(line)
-		b.WriteByte('\n')
-	}
-	p := filepath.Join(t.TempDir(), "script.jsonl")
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // ch13Workspace makes a workspace directory holding hello.txt.
 func ch13Workspace(t *testing.T) string {
 	t.Helper()
