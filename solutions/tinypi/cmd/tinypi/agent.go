@@ -62,7 +62,13 @@ func runAgent(ctx context.Context, cfg config, e env) int {
 // runSession builds the runtime on session and runs the mode; the runtime is closed (the run
 // aborted, the log flushed) before it returns.
 func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd, root string, session *openedSession) int {
-	opts := tinypi.RuntimeOptions{Model: checkedModel{model}, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
+	retrying := retryingModel{Model: model, base: cfg.retryBase, notify: func(n retryNote) {
+		fmt.Fprintf(e.stderr, "tinypi: %s\n", n)
+		if err := logRetry(session.s, n); err != nil {
+			fmt.Fprintf(e.stderr, "tinypi: the retry could not be recorded in the session: %v\n", oneLine(err.Error()))
+		}
+	}}
+	opts := tinypi.RuntimeOptions{Model: checkedModel{retrying}, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
 		Session: session.s, MaxSteps: cfg.maxSteps}
 	if cfg.contextWindow > 0 {
 		opts.Compaction = &tinypi.CompactionOptions{ContextWindow: cfg.contextWindow}

@@ -37,6 +37,8 @@ type config struct {
 	readOnly      bool
 	maxSteps      int
 	contextWindow int
+	// retryBase is the first wait before a failed model request is asked again.
+	retryBase time.Duration
 }
 
 // parseFlags reads args (and, for the provider, the environment).
@@ -59,6 +61,7 @@ func parseFlags(args []string, e env) (config, error) {
 	fs.BoolVar(&cfg.readOnly, "read-only", false, "refuse every write, edit and bash call (a BeforeToolCall hook)")
 	fs.IntVar(&cfg.maxSteps, "max-steps", 0, "the most model requests of one run (0: the default)")
 	fs.IntVar(&cfg.contextWindow, "context-window", envInt(e, "TINYPI_CONTEXT_WINDOW"), "the model's context window in tokens; compaction keeps requests inside it (0: off)")
+	fs.Usage = func() { printUsage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			cfg.help = true
@@ -92,7 +95,48 @@ func parseFlags(args []string, e env) (config, error) {
 	if cfg.maxSteps < 0 || cfg.contextWindow < 0 {
 		return cfg, errors.New("-max-steps and -context-window cannot be negative")
 	}
+	var err error
+	if cfg.retryBase, err = retryBase(e); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
+}
+
+// usageHead and usageTail frame the flags in tinypi -h: the modes, the eval subcommand, what
+// tinypi does on its own, and every environment variable it reads.
+const usageHead = `Usage:
+  tinypi [flags]                 interactive: one prompt per line of stdin
+  tinypi [flags] -p PROMPT       print mode: run PROMPT, print the answer
+  tinypi [flags] -json PROMPT    JSON mode: run PROMPT, print every event as a JSON line
+  tinypi [flags] -rpc            RPC mode: JSON commands on stdin, responses and events on stdout
+  tinypi eval [flags] DIR        run the evaluation cases in DIR (tinypi eval -h)
+
+Flags:
+`
+
+const usageTail = `
+Retries: a model request that fails before any of its answer streamed (429, 5xx, a connection
+that fails or drops) is sent again: 4 requests at most and 60 s of waiting in all, each wait the
+server's Retry-After or else 1 s, 2 s, 4 s. Each retry is a line on stderr and a tinypi/retry
+entry in the session; Ctrl-C ends the wait and the run.
+
+Environment:
+  OPENAI_API_KEY, ANTHROPIC_API_KEY   the provider's key (taken out of the environment that the
+                                      agent's commands see)
+  TINYPI_PROVIDER                     openai or anthropic (-provider)
+  TINYPI_MODEL                        the model's name (-model)
+  TINYPI_BASE_URL                     the provider's base URL (-base-url)
+  TINYPI_PROXY_URL, TINYPI_PROXY_TOKEN  a tinypi proxy and its token (-proxy)
+  TINYPI_CONTEXT_WINDOW               the model's context window in tokens (-context-window)
+  TINYPI_RETRY_BASE                   the first wait before a retry when the server names none
+                                      (a duration; default 1s)
+`
+
+// printUsage writes tinypi -h.
+func printUsage(fs *flag.FlagSet) {
+	fmt.Fprint(fs.Output(), usageHead)
+	fs.PrintDefaults()
+	fmt.Fprint(fs.Output(), usageTail)
 }
 
 func envOr(e env, name, fallback string) string {
@@ -122,7 +166,7 @@ func newModel(cfg config, e env) (tinypi.Model, error) {
 		if token == "" {
 			return nil, errors.New("no proxy token: set TINYPI_PROXY_TOKEN")
 		}
-		return &tinypi.ProxyModel{URL: cfg.proxy, Token: token}, nil
+		return &tinypi.ProxyModel{URL: cfg.proxy, Token: token, Client: newRetryClient()}, nil
 	}
 	var keyVar string
 	switch cfg.provider {
@@ -140,7 +184,8 @@ func newModel(cfg config, e env) (tinypi.Model, error) {
 	if cfg.model == "" {
 		return nil, errors.New("no model: set TINYPI_MODEL or -model")
 	}
-	return tinypi.NewProvider(tinypi.ProviderConfig{API: cfg.provider, BaseURL: cfg.baseURL, APIKey: key, Model: cfg.model})
+	return tinypi.NewProvider(tinypi.ProviderConfig{API: cfg.provider, BaseURL: cfg.baseURL, APIKey: key, Model: cfg.model,
+		HTTPClient: newRetryClient()})
 }
 
 // gitRoot is the root of the git repository holding dir (the nearest directory with a .git), or

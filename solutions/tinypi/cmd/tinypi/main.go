@@ -14,7 +14,8 @@
 // works in the current directory, which must be inside a git repository: every change it makes
 // can be seen with git diff and undone. Its session is written as it happens to a file under
 // .tinypi/ (-session), can be resumed (-resume FILE) or forked (-fork FILE@SEQ), and opened with
-// `course serve`.
+// `course serve`. A model request that fails before any of its answer streamed (429, 5xx, a
+// dropped connection) is sent again after a wait (retry.go).
 //
 // Exit status: 0 when the run (or every run) ended with stop; 1 when tinypi cannot start or a run
 // failed; 2 for a usage error or a run that ended otherwise; 130 after Ctrl-C.
