@@ -49,7 +49,9 @@ func TestTinypi(t *testing.T) {
 			setOfflineEnv(env, goEnv)
 			env.Setenv("PATH", bin+string(os.PathListSeparator)+env.Getenv("PATH"))
 			env.Setenv("KIT", kit)
-			for _, name := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TINYPI_PROVIDER", "TINYPI_MODEL", "TINYPI_BASE_URL", "TINYPI_PROXY_URL"} {
+			for _, name := range []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TINYPI_API_KEY", "TINYPI_PROVIDER", "TINYPI_API",
+				"TINYPI_MODEL", "TINYPI_BASE_URL", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL", "TINYPI_MAX_TOKENS", "TINYPI_PROXY_URL",
+				"TINYPI_PROXY_TOKEN", "TINYPI_CONTEXT_WINDOW", "TINYPI_RETRY_BASE", "TINYPI_PRICE_IN", "TINYPI_PRICE_OUT"} {
 				env.Setenv(name, "")
 			}
 			return nil

@@ -63,7 +63,7 @@ func runAgent(ctx context.Context, cfg config, e env) int {
 // aborted, the log flushed) before it returns.
 func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd, root string, session *openedSession) int {
 	retrying := retryingModel{Model: model, base: cfg.retryBase, notify: func(n retryNote) {
-		fmt.Fprintf(e.stderr, "tinypi: %s\n", n)
+		fmt.Fprintf(e.info, "tinypi: %s\n", n)
 		if err := logRetry(session.s, n); err != nil {
 			fmt.Fprintf(e.stderr, "tinypi: the retry could not be recorded in the session: %v\n", oneLine(err.Error()))
 		}
@@ -103,6 +103,7 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		case <-runCtx.Done():
 		}
 	}()
+	fmt.Fprintf(e.info, "tinypi: %s\n", sessionLine(cfg, session.path))
 	code := 0
 	switch {
 	case cfg.print != "":
@@ -117,7 +118,6 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 			code = e.failf(exitCannotStart, "%v", err)
 		}
 	default:
-		fmt.Fprintf(e.stderr, "tinypi: session %s (open it with: course serve %s)\n", session.path, session.path)
 		code = interactive(runCtx, rt, e, session.check) // interactive.go
 	}
 	closeRuntime() // the run's commands are stopped, its events written
@@ -132,6 +132,18 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		}
 	}
 	return code
+}
+
+// sessionLine says where the session is written, in every mode, and what it continues.
+func sessionLine(cfg config, path string) string {
+	how := ""
+	switch {
+	case cfg.resume != "":
+		how = ", resumed"
+	case cfg.fork != "":
+		how = ", forked from " + cfg.fork
+	}
+	return fmt.Sprintf("session %s%s (open it with: course serve %s)", path, how, path)
 }
 
 // cancelOnInterrupt calls cancel at the first Ctrl-C, or returns when ctx ends.

@@ -14,7 +14,8 @@ import (
 // maxInputLine bounds one line typed at the prompt.
 const maxInputLine = 1 << 20
 
-// interactive reads prompts from stdin, one per line, and runs each, showing the answer as it
+// interactive reads prompts from stdin, one per line, and runs each (with a prompt, "› ", when
+// stdin is a terminal), showing the answer as it
 // streams and each tool call and its result as they happen. Ctrl-C during a run aborts the run
 // and returns to the prompt; a second Ctrl-C before it has ended, or one at the prompt, ends the
 // program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
@@ -37,12 +38,16 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env, check func() er
 
 	status := 0
 	for {
-		fmt.Fprint(e.stdout, "› ")
+		if e.stdinTerminal {
+			fmt.Fprint(e.stdout, "› ")
+		}
 		var line string
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				fmt.Fprintln(e.stdout)
+				if e.stdinTerminal {
+					fmt.Fprintln(e.stdout)
+				}
 				return status
 			}
 			line = strings.TrimSpace(l)
