@@ -131,7 +131,8 @@ func zombieExitStatus(pid string) (status string, ok bool) {
 
 // TestTinypiTerminal drives tinypi at its prompt in a real terminal: the calls show while the
 // run works, Ctrl-C aborts the run and not the program, the next prompt runs, and a Ctrl-C at the
-// prompt ends it with 130; the session on disk ends the aborted turn.
+// prompt ends it with 130; the session on disk ends the aborted turn. After each run a line says
+// its tokens and the session's.
 func TestTinypiTerminal(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -167,10 +168,12 @@ func TestTinypiTerminal(t *testing.T) {
 	term.tmux("send-keys", "-t", "tinypi", "C-c")
 	term.waitFor("^C: aborting the run; press Ctrl-C again to quit", 1)
 	term.waitFor("tinypi: the run ended with aborted", 1)
+	term.waitFor("tinypi: tokens: 10 in / 5 out · session 15", 1)
 	term.waitFor("› ", 2)
 
 	term.tmux("send-keys", "-t", "tinypi", "are you there?", "Enter")
 	term.waitFor("Still here after the abort.", 1)
+	term.waitFor("tinypi: tokens: 10 in / 5 out · session 30", 1)
 	term.waitFor("› ", 3)
 
 	term.tmux("send-keys", "-t", "tinypi", "C-c")

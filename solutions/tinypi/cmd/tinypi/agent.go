@@ -68,10 +68,20 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 			fmt.Fprintf(e.stderr, "tinypi: the retry could not be recorded in the session: %v\n", oneLine(err.Error()))
 		}
 	}}
-	opts := tinypi.RuntimeOptions{Model: checkedModel{retrying}, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
+	meter := newUsageMeter(e.info, cfg.price, session.s.Events())
+	meter.reportAtEnd = cfg.rpc
+	opts := tinypi.RuntimeOptions{Model: checkedModel{meter.count(retrying)}, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
 		Session: session.s, MaxSteps: cfg.maxSteps}
 	if cfg.contextWindow > 0 {
 		opts.Compaction = &tinypi.CompactionOptions{ContextWindow: cfg.contextWindow}
+	}
+	if cfg.contextWindow > 0 {
+		// The runtime's defaults (16,384 tokens kept free for the answer, 20,000 kept verbatim)
+		// are for windows of 100,000 tokens and more: in a smaller window they would compact at
+		// every request and find nothing to cut.
+		quarter := cfg.contextWindow / 4
+		opts.Compaction.ReserveTokens = min(tinypi.DefaultReserveTokens, quarter)
+		opts.Compaction.KeepRecentTokens = min(tinypi.DefaultKeepRecentTokens, quarter)
 	}
 	opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: beforeToolCall(cwd, session.path, cfg.readOnly)}
 	rt, err := tinypi.NewRuntime(opts)
@@ -104,21 +114,29 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		}
 	}()
 	fmt.Fprintf(e.info, "tinypi: %s\n", sessionLine(cfg, session.path))
+	if cfg.print != "" || cfg.jsonPrompt != "" || cfg.rpc {
+		defer rt.Agent.Subscribe(meter.show)()
+	}
 	code := 0
 	switch {
 	case cfg.print != "":
 		go cancelOnInterrupt(runCtx, e, cancel)
 		code = tinypi.RunPrintMode(runCtx, rt, cfg.print, e.stdout, e.stderr)
+		rt.Agent.WaitForIdle(context.Background())
+		meter.report()
 	case cfg.jsonPrompt != "":
 		go cancelOnInterrupt(runCtx, e, cancel)
 		code = tinypi.RunJSONMode(runCtx, rt, cfg.jsonPrompt, e.stdout)
+		rt.Agent.WaitForIdle(context.Background())
+		meter.report()
 	case cfg.rpc:
 		go cancelOnInterrupt(runCtx, e, cancel)
 		if err := tinypi.ServeRPC(runCtx, rt, e.stdin, e.stdout); err != nil {
 			code = e.failf(exitCannotStart, "%v", err)
 		}
+		rt.Agent.WaitForIdle(context.Background())
 	default:
-		code = interactive(runCtx, rt, e, session.check) // interactive.go
+		code = interactive(runCtx, rt, e, meter, session.check) // interactive.go
 	}
 	closeRuntime() // the run's commands are stopped, its events written
 	if sig, ok := terminated.Load().(os.Signal); ok {

@@ -43,6 +43,8 @@ type config struct {
 	contextWindow int
 	// retryBase is the first wait before a failed model request is asked again.
 	retryBase time.Duration
+	// price, when set, turns token counts into dollars.
+	price *prices
 }
 
 // parseFlags reads args (and, for the provider, the environment).
@@ -103,6 +105,9 @@ func parseFlags(args []string, e env) (config, error) {
 	if cfg.retryBase, err = retryBase(e); err != nil {
 		return cfg, err
 	}
+	if cfg.price, err = pricesFromEnv(e); err != nil {
+		return cfg, err
+	}
 	return cfg, providerFromEnv(&cfg, e)
 }
 
@@ -124,6 +129,10 @@ that fails or drops) is sent again: 4 requests at most and 60 s of waiting in al
 server's Retry-After or else 1 s, 2 s, 4 s. Each retry is a line on stderr and a tinypi/retry
 entry in the session; Ctrl-C ends the wait and the run.
 
+Tokens: after each run a line on stderr gives the tokens the provider counted for it and for
+the whole session ("tokens: 1,234 in / 56 out · session 5,678"), and the cost when
+TINYPI_PRICE_IN and TINYPI_PRICE_OUT are set; each compaction is a line as it happens.
+
 Environment (the flags win over it):
   TINYPI_PROVIDER, TINYPI_API     openai or anthropic (-provider); unset: anthropic when only
                                   ANTHROPIC_API_KEY is set, else openai
@@ -140,6 +149,8 @@ Environment (the flags win over it):
   TINYPI_CONTEXT_WINDOW           the model's context window in tokens (-context-window)
   TINYPI_RETRY_BASE               the first wait before a retry when the server names none
                                   (a duration; default 1s)
+  TINYPI_PRICE_IN, TINYPI_PRICE_OUT  the model's price in dollars per million input and output
+                                  tokens: the line after each run then gives the cost too
 The keys and the proxy token are taken out of the environment the agent's commands see.
 
 Non-interactive modes (-p, -json, -rpc, eval) never ask anything; every mode says on stderr, in

@@ -20,10 +20,13 @@ const maxInputLine = 1 << 20
 // and returns to the prompt; a second Ctrl-C before it has ended, or one at the prompt, ends the
 // program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
 // run, 0 when there was none. When ctx ends (SIGTERM, SIGHUP) it aborts the run and returns.
-// After each run it asks check about the session file; an error ends the program with 1.
-func interactive(ctx context.Context, rt *tinypi.Runtime, e env, check func() error) int {
+// After each run it says the run's tokens (meter) and asks check about the session file; an error ends the program with 1.
+func interactive(ctx context.Context, rt *tinypi.Runtime, e env, meter *usageMeter, check func() error) int {
 	view := &terminalView{out: e.stdout, errOut: e.stderr, atLineStart: true}
-	unsubscribe := rt.Agent.Subscribe(view.show)
+	unsubscribe := rt.Agent.Subscribe(func(ev tinypi.AgentEvent) {
+		view.show(ev)
+		meter.show(ev)
+	})
 	defer unsubscribe()
 
 	lines := make(chan string)
@@ -96,6 +99,7 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env, check func() er
 			}
 		}
 		status = tinypi.ExitStatus(view.lastReason)
+		meter.report()
 		if err := check(); err != nil {
 			return e.failf(exitCannotStart, "%v", err)
 		}
