@@ -190,3 +190,71 @@ func TestTinypiTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestTinypiTerminalApproval drives tinypi at a terminal through its approvals: an edit is shown
+// with its change and refused (n: the model is told, the file unchanged), the next edit is
+// allowed once (y), a bash call for the rest of the session (a), after which a write runs
+// without a question.
+func TestTinypiTerminalApproval(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is needed for the terminal test (.ci/run installs it)")
+		}
+		t.Skip("no tmux here")
+	}
+	bin := buildTinypi(t)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "calc.txt"), []byte("x = 1 + 1\nresult = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit := `{"role":"assistant","content":[{"type":"toolCall","id":"ID","name":"edit","arguments":"{\"path\": \"calc.txt\", \"old_text\": \"result = 3\", \"new_text\": \"result = 2\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	err := os.WriteFile(script, []byte(strings.ReplaceAll(edit, "ID", "c1")+"\n"+strings.ReplaceAll(edit, "ID", "c2")+"\n"+
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c3","name":"bash","arguments":"{\"command\": \"echo checked > check.out\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c4","name":"write","arguments":"{\"path\": \"notes.txt\", \"content\": \"done\\n\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+		`{"role":"assistant","content":[{"type":"text","text":"All done."}],"stopReason":"stop","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(t.TempDir(), "s.jsonl")
+	term := &tmuxTerminal{t: t, socket: fmt.Sprintf("tinypi-approval-%d", os.Getpid())}
+	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tinypi", "-x", "150", "-y", "40", "-c", repo,
+		filepath.Join(bin, "tinypi"), "-scripted", script, "-session", session)
+	t.Cleanup(func() { exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
+	term.tmux("set-option", "-t", "tinypi", "remain-on-exit", "on")
+
+	term.waitFor("› ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "fix calc.txt", "Enter")
+	term.waitFor("? edit calc.txt", 1)
+	term.waitFor("  -result = 3", 1)
+	term.waitFor("  +result = 2", 1)
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "n", "Enter")
+	term.waitFor("← edit error: the user refused this edit call", 1)
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 2)
+	term.tmux("send-keys", "-t", "tinypi", "y", "Enter")
+	term.waitFor("← edit ok: Edited calc.txt", 1)
+	term.waitFor("? bash", 1)
+	term.waitFor("  $ echo checked > check.out", 1)
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 3)
+	term.tmux("send-keys", "-t", "tinypi", "a", "Enter")
+	term.waitFor("← write ok", 1)
+	term.waitFor("All done.", 1)
+	term.waitFor("› ", 5) // the prompt, and the three answers' prompts
+	term.tmux("send-keys", "-t", "tinypi", "C-d")
+	if got := term.exitStatus(); got != "0" {
+		t.Fatalf("exit status after the end of input: %s, want 0; the terminal shows:\n%s", got, term.screen())
+	}
+	if screen := term.screen(); strings.Contains(screen, "? write") {
+		t.Errorf("the write was asked about after a: all calls this session:\n%s", screen)
+	}
+	for name, want := range map[string]string{"calc.txt": "x = 1 + 1\nresult = 2\n", "check.out": "checked\n", "notes.txt": "done\n"} {
+		got, err := os.ReadFile(filepath.Join(repo, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+}

@@ -120,8 +120,9 @@ const helloStream = "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assi
 
 // cmdFlakyProvider starts an OpenAI-style provider on loopback that gives its answers in the order
 // listed, the last one again for every further request, and puts its URL in $PROVIDER_URL. Each
-// request adds a line "request N: ANSWER" to $WORK/requests.log (written before the answer, so
-// the file says what tinypi asked once tinypi has ended). An answer is
+// request adds a line "request N: ANSWER" to $WORK/requests.log and its body replaces
+// $WORK/request.json (both written before the answer, so the files say what tinypi asked once
+// tinypi has ended). An answer is
 //
 //	ok           "Hello." streamed to its end
 //	STATUS       that HTTP status with a JSON error body (429, 500, 503, 400, ...)
@@ -143,7 +144,9 @@ func cmdFlakyProvider(ts *testscript.TestScript, neg bool, args []string) {
 		n  int
 	)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, 1<<20))
 		mu.Lock()
+		os.WriteFile(filepath.Join(ts.Getenv("WORK"), "request.json"), body, 0o644)
 		answer := args[min(n, len(args)-1)]
 		n++
 		f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)

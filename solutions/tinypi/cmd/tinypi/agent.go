@@ -19,6 +19,17 @@ const systemPrompt = `You are tinypi, a coding agent working in the user's repos
 Use the tools to read files before changing them, make the smallest change that does the task,
 and run the project's checks with bash when there are any. Answer briefly: say what you changed.`
 
+// readOnlyPrompt is added to the system prompt under -read-only, so that the model does not try
+// what will be refused.
+const readOnlyPrompt = `
+
+This session is read-only: only the read, ls, find and grep tools run; every write, edit and
+bash call is refused. Look with them and answer; do not try to change files or run commands.
+If the task needs a change, say what you would change.`
+
+// readOnlyTools are the tools -read-only lets run.
+var readOnlyTools = map[string]bool{"read": true, "ls": true, "find": true, "grep": true}
+
 // runAgent builds the runtime cfg asks for, in the current directory, and runs the mode.
 func runAgent(ctx context.Context, cfg config, e env) int {
 	model, err := newModel(cfg, e)
@@ -70,8 +81,17 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 	}}
 	meter := newUsageMeter(e.info, cfg.price, session.s.Events())
 	meter.reportAtEnd = cfg.rpc
-	opts := tinypi.RuntimeOptions{Model: checkedModel{meter.count(retrying)}, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
-		Session: session.s, MaxSteps: cfg.maxSteps}
+	prompt := systemPrompt
+	if cfg.readOnly {
+		prompt += readOnlyPrompt
+	}
+	searchRoot, err := os.OpenRoot(cwd)
+	if err != nil {
+		return e.failf(exitCannotStart, "%v", err)
+	}
+	defer searchRoot.Close()
+	opts := tinypi.RuntimeOptions{Model: checkedModel{meter.count(retrying)}, Workspace: cwd, ContextRoot: root, SystemPrompt: prompt,
+		Session: session.s, MaxSteps: cfg.maxSteps, Tools: searchTools(searchRoot)}
 	if cfg.contextWindow > 0 {
 		opts.Compaction = &tinypi.CompactionOptions{ContextWindow: cfg.contextWindow}
 	}
@@ -83,7 +103,17 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		opts.Compaction.ReserveTokens = min(tinypi.DefaultReserveTokens, quarter)
 		opts.Compaction.KeepRecentTokens = min(tinypi.DefaultKeepRecentTokens, quarter)
 	}
-	opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: beforeToolCall(cwd, session.path, cfg.readOnly)}
+	// Interactive mode reads its lines in the background from the start; at a terminal, and
+	// without -yes, the approver reads its answers from them too.
+	var lines <-chan string
+	var ask *approver
+	if cfg.print == "" && cfg.jsonPrompt == "" && !cfg.rpc {
+		lines = readLines(e.stdin)
+		if e.stdinTerminal && !cfg.yes && !cfg.readOnly {
+			ask = &approver{lines: lines, out: e.stdout}
+		}
+	}
+	opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: beforeToolCall(cwd, session.path, cfg.readOnly, ask)}
 	rt, err := tinypi.NewRuntime(opts)
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
@@ -136,7 +166,7 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		}
 		rt.Agent.WaitForIdle(context.Background())
 	default:
-		code = interactive(runCtx, rt, e, meter, session.check) // interactive.go
+		code = interactive(runCtx, rt, e, lines, meter, session.check) // interactive.go
 	}
 	closeRuntime() // the run's commands are stopped, its events written
 	if sig, ok := terminated.Load().(os.Signal); ok {
@@ -175,21 +205,28 @@ func cancelOnInterrupt(ctx context.Context, e env, cancel func()) {
 
 // beforeToolCall is the BeforeToolCall hook: a write or edit of a path under the workspace's
 // .tinypi directory, or of the session file, is refused (the session log is the record of what
-// the agent did, not the agent's to change); with readOnly, every call but read is.
-func beforeToolCall(workspace, sessionPath string, readOnly bool) func(context.Context, tinypi.ToolCall, json.RawMessage) (tinypi.ToolCallDecision, error) {
+// the agent did, not the agent's to change); with readOnly, every call but read, ls, find and
+// grep is. With ask, a mutating call that passed is then asked about.
+func beforeToolCall(workspace, sessionPath string, readOnly bool, ask *approver) func(context.Context, tinypi.ToolCall, json.RawMessage) (tinypi.ToolCallDecision, error) {
 	protected := []string{filepath.Join(workspace, ".tinypi")}
 	if abs, err := filepath.Abs(sessionPath); err == nil {
 		protected = append(protected, abs)
 	}
-	return func(_ context.Context, call tinypi.ToolCall, args json.RawMessage) (tinypi.ToolCallDecision, error) {
-		if call.Name == "read" {
+	approve := func(ctx context.Context, call tinypi.ToolCall, args json.RawMessage) (tinypi.ToolCallDecision, error) {
+		if ask == nil || !mutating[call.Name] {
+			return tinypi.ToolCallDecision{}, nil
+		}
+		return ask.ask(ctx, call, args, callPreview), nil
+	}
+	return func(ctx context.Context, call tinypi.ToolCall, args json.RawMessage) (tinypi.ToolCallDecision, error) {
+		if readOnlyTools[call.Name] {
 			return tinypi.ToolCallDecision{}, nil
 		}
 		if readOnly {
-			return tinypi.ToolCallDecision{Block: true, Reason: "tinypi runs read-only (-read-only): " + call.Name + " is refused"}, nil
+			return tinypi.ToolCallDecision{Block: true, Reason: "tinypi runs read-only (-read-only): " + call.Name + " is refused; read, ls, find and grep run"}, nil
 		}
 		if call.Name != "write" && call.Name != "edit" {
-			return tinypi.ToolCallDecision{}, nil
+			return approve(ctx, call, args)
 		}
 		var a struct {
 			Path string `json:"path"`
@@ -207,7 +244,7 @@ func beforeToolCall(workspace, sessionPath string, readOnly bool) func(context.C
 				return tinypi.ToolCallDecision{Block: true, Reason: fmt.Sprintf("%s is refused: %s is tinypi's session log, which the agent's tools do not change", call.Name, a.Path)}, nil
 			}
 		}
-		return tinypi.ToolCallDecision{}, nil
+		return approve(ctx, call, args)
 	}
 }
 

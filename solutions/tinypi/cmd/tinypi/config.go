@@ -39,6 +39,7 @@ type config struct {
 	sandbox string
 	// What the agent may do.
 	readOnly      bool
+	yes           bool
 	maxSteps      int
 	contextWindow int
 	// retryBase is the first wait before a failed model request is asked again.
@@ -64,7 +65,8 @@ func parseFlags(args []string, e env) (config, error) {
 	fs.StringVar(&cfg.resume, "resume", "", "continue the session in this `file`")
 	fs.StringVar(&cfg.fork, "fork", "", "start a new session from the history of `FILE@SEQ`, through its turn/end at SEQ")
 	fs.StringVar(&cfg.sandbox, "sandbox", "", "work on a copy of `dir` in a new temporary git repository (kept; its path is printed) instead of the current directory")
-	fs.BoolVar(&cfg.readOnly, "read-only", false, "refuse every write, edit and bash call (a BeforeToolCall hook)")
+	fs.BoolVar(&cfg.readOnly, "read-only", false, "refuse every write, edit and bash call (a BeforeToolCall hook); read, ls, find and grep still run, and the model is told")
+	fs.BoolVar(&cfg.yes, "yes", false, "interactive mode: run write, edit and bash calls without asking first")
 	fs.IntVar(&cfg.maxSteps, "max-steps", 0, "the most model requests of one run (0: the default)")
 	fs.IntVar(&cfg.contextWindow, "context-window", envInt(e, "TINYPI_CONTEXT_WINDOW"), "the model's context window in tokens; compaction keeps requests inside it (0: off)")
 	fs.Usage = func() { printUsage(fs) }
@@ -153,8 +155,11 @@ Environment (the flags win over it):
                                   tokens: the line after each run then gives the cost too
 The keys and the proxy token are taken out of the environment the agent's commands see.
 
-Non-interactive modes (-p, -json, -rpc, eval) never ask anything; every mode says on stderr, in
-one line, where its session is written.
+Approval: at a terminal, interactive mode shows each write, edit and bash call (an edit's
+change as - and + lines) and asks first: y runs it once, a runs it and every later call of the
+session, n refuses it (the model is told so); -yes asks nothing. The other modes (-p, -json,
+-rpc, eval), and interactive mode without a terminal on stdin, never ask: the calls run, unless
+-read-only refuses them. Every mode says on stderr, in one line, where its session is written.
 `
 
 // printUsage writes tinypi -h.

@@ -21,23 +21,13 @@ const maxInputLine = 1 << 20
 // program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
 // run, 0 when there was none. When ctx ends (SIGTERM, SIGHUP) it aborts the run and returns.
 // After each run it says the run's tokens (meter) and asks check about the session file; an error ends the program with 1.
-func interactive(ctx context.Context, rt *tinypi.Runtime, e env, meter *usageMeter, check func() error) int {
+func interactive(ctx context.Context, rt *tinypi.Runtime, e env, lines <-chan string, meter *usageMeter, check func() error) int {
 	view := &terminalView{out: e.stdout, errOut: e.stderr, atLineStart: true}
 	unsubscribe := rt.Agent.Subscribe(func(ev tinypi.AgentEvent) {
 		view.show(ev)
 		meter.show(ev)
 	})
 	defer unsubscribe()
-
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(e.stdin)
-		sc.Buffer(nil, maxInputLine)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
 
 	status := 0
 	for {
@@ -106,6 +96,21 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env, meter *usageMet
 	}
 }
 
+// readLines reads r's lines in the background, each at most maxInputLine bytes; the channel is
+// closed at the end of r.
+func readLines(r io.Reader) <-chan string {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, maxInputLine)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines
+}
+
 // terminalView shows a run's events as text. Its methods are called on the agent's delivery
 // goroutine, one at a time, and by interactive only while no run is active.
 type terminalView struct {
@@ -153,6 +158,28 @@ func (v *terminalView) result(prefix string, r tinypi.ToolResultMessage) {
 		mark = "error"
 	}
 	fmt.Fprintf(v.out, "%s %s %s: %s\n", prefix, r.ToolName, mark, clipLine(tinypi.TextOf(r.Content)))
+	if diff, ok := r.Details["diff"].(string); ok && !r.IsError {
+		v.diff(diff)
+	}
+}
+
+// diff shows an edit's change: the hunk lines of its unified diff, indented, at most
+// maxPreviewLines of them.
+func (v *terminalView) diff(diff string) {
+	var shown []string
+	for _, l := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
+		if strings.HasPrefix(l, "---") || strings.HasPrefix(l, "+++") || l == "" {
+			continue
+		}
+		shown = append(shown, l)
+	}
+	for i, l := range shown {
+		if i == maxPreviewLines {
+			fmt.Fprintf(v.out, "  … %d more lines\n", len(shown)-i)
+			break
+		}
+		fmt.Fprintf(v.out, "  %s\n", quoteControl(l))
+	}
 }
 
 // note writes a line of the program's own.
