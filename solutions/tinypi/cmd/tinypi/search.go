@@ -11,6 +11,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -30,7 +31,7 @@ const (
 
 // searchTools are ls, find and grep on the workspace root.
 func searchTools(root *os.Root) []tinypi.Tool {
-	s := searcher{fsys: root.FS()}
+	s := searcher{root: root, fsys: root.FS()}
 	return []tinypi.Tool{
 		{ToolDefinition: tinypi.ToolDefinition{
 			Name:        "ls",
@@ -50,8 +51,11 @@ func searchTools(root *os.Root) []tinypi.Tool {
 	}
 }
 
-// searcher runs the search tools on fsys, the workspace's root.
-type searcher struct{ fsys fs.FS }
+// searcher runs the search tools on the workspace's root (fsys is its fs.FS).
+type searcher struct {
+	root *os.Root
+	fsys fs.FS
+}
 
 // localDir is the call's path made local ("." when empty).
 func localDir(p string) (string, error) {
@@ -174,7 +178,9 @@ func (s searcher) grep(ctx context.Context, raw json.RawMessage, _ tinypi.ToolEx
 // grepFile returns how many lines of the file at p match re and the first room of them as
 // "p:N: text"; a file too large or not text is skipped.
 func (s searcher) grepFile(p string, re *regexp.Regexp, room int) (int, []string) {
-	f, err := s.fsys.Open(p)
+	// O_NONBLOCK: a file replaced by a FIFO since the walk saw it must not hang the call; Stat
+	// below refuses it.
+	f, err := s.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return 0, nil
 	}
