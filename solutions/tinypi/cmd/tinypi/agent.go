@@ -166,7 +166,20 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		}
 		rt.Agent.WaitForIdle(context.Background())
 	default:
-		code = interactive(runCtx, rt, e, lines, meter, session.check) // interactive.go
+		templates, notes := loadTemplates(root)
+		for _, n := range notes {
+			fmt.Fprintf(e.stderr, "tinypi: %s\n", n)
+		}
+		commands := &slashCommands{out: e.stdout, sessionPath: session.path, model: modelName(cfg), templates: templates, meter: meter,
+			compact: func(ctx context.Context) (tinypi.Compaction, error) {
+				c := tinypi.CompactionOptions{Model: opts.Model}
+				if opts.Compaction != nil {
+					c = *opts.Compaction
+					c.Model = opts.Model
+				}
+				return session.s.Compact(ctx, c, tinypi.CompactionManual)
+			}}
+		code = interactive(runCtx, rt, e, lines, meter, commands, session.check) // interactive.go
 	}
 	closeRuntime() // the run's commands are stopped, its events written
 	if sig, ok := terminated.Load().(os.Signal); ok {
@@ -180,6 +193,17 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		}
 	}
 	return code
+}
+
+// modelName says which model cfg asks.
+func modelName(cfg config) string {
+	switch {
+	case cfg.scripted != "":
+		return "a recorded conversation, " + cfg.scripted
+	case cfg.proxy != "":
+		return "the proxy's, at " + cfg.proxy
+	}
+	return cfg.provider + " " + cfg.model
 }
 
 // sessionLine says where the session is written, in every mode, and what it continues.

@@ -155,6 +155,10 @@ Environment (the flags win over it):
                                   tokens: the line after each run then gives the cost too
 The keys and the proxy token are taken out of the environment the agent's commands see.
 
+Interactive commands: /help, /session, /model, /compact, /quit; /NAME runs the prompt template
+NAME.md of ~/.tinypi/prompts or the repository's .tinypi/prompts (chapter 12), with arguments
+for its $1 … $9 and $@.
+
 Approval: at a terminal, interactive mode shows each write, edit and bash call (an edit's
 change as - and + lines) and asks first: y runs it once, a runs it and every later call of the
 session, n refuses it (the model is told so); -yes asks nothing. The other modes (-p, -json,

@@ -14,14 +14,15 @@ import (
 // maxInputLine bounds one line typed at the prompt.
 const maxInputLine = 1 << 20
 
-// interactive reads prompts from stdin, one per line, and runs each (with a prompt, "› ", when
+// interactive reads prompts from stdin, one per line (a line starting with / is a command or a
+// prompt template: slashCommands), and runs each (with a prompt, "› ", when
 // stdin is a terminal), showing the answer as it
 // streams and each tool call and its result as they happen. Ctrl-C during a run aborts the run
 // and returns to the prompt; a second Ctrl-C before it has ended, or one at the prompt, ends the
 // program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
 // run, 0 when there was none. When ctx ends (SIGTERM, SIGHUP) it aborts the run and returns.
 // After each run it says the run's tokens (meter) and asks check about the session file; an error ends the program with 1.
-func interactive(ctx context.Context, rt *tinypi.Runtime, e env, lines <-chan string, meter *usageMeter, check func() error) int {
+func interactive(ctx context.Context, rt *tinypi.Runtime, e env, lines <-chan string, meter *usageMeter, commands *slashCommands, check func() error) int {
 	view := &terminalView{out: e.stdout, errOut: e.stderr, atLineStart: true}
 	unsubscribe := rt.Agent.Subscribe(func(ev tinypi.AgentEvent) {
 		view.show(ev)
@@ -51,11 +52,15 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env, lines <-chan st
 			fmt.Fprintln(e.stdout)
 			return exitInterrupted
 		}
-		switch line {
-		case "":
+		if line == "" {
 			continue
-		case "/quit", "/exit":
+		}
+		line, quit := commands.handle(ctx, line)
+		if quit {
 			return status
+		}
+		if line == "" {
+			continue
 		}
 		if err := rt.Agent.Prompt(ctx, tinypi.UserText(line)); err != nil {
 			fmt.Fprintf(e.stderr, "tinypi: %v\n", err)

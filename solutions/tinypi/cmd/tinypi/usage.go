@@ -110,6 +110,17 @@ func (m *usageMeter) add(u tinypi.Usage) {
 	m.total.add(u)
 }
 
+// sessionLine is the session's tokens (and cost) so far.
+func (m *usageMeter) sessionLine() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := "tokens: session " + thousands(m.total.in) + " in / " + thousands(m.total.out) + " out"
+	if m.price != nil {
+		s += fmt.Sprintf(" · cost $%.4f", m.price.cost(m.total))
+	}
+	return s
+}
+
 // report says the last run's tokens (and cost) and the session's, and starts a new run's count.
 func (m *usageMeter) report() {
 	m.mu.Lock()
