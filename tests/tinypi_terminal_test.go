@@ -129,7 +129,7 @@ func zombieExitStatus(pid string) (status string, ok bool) {
 	}
 }
 
-// TestTinypiTerminal drives tinypi at its prompt in a real terminal: the calls show while the
+// TestTinypiTerminal drives tinypi at its prompt in a real terminal (-yes: no approvals): the calls show while the
 // run works, Ctrl-C aborts the run and not the program, the next prompt runs, and a Ctrl-C at the
 // prompt ends it with 130; the session on disk ends the aborted turn. After each run a line says
 // its tokens and the session's.
@@ -155,7 +155,7 @@ func TestTinypiTerminal(t *testing.T) {
 	session := filepath.Join(t.TempDir(), "s.jsonl")
 	term := &tmuxTerminal{t: t, socket: fmt.Sprintf("tinypi-test-%d", os.Getpid())}
 	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tinypi", "-x", "150", "-y", "40", "-c", repo,
-		filepath.Join(bin, "tinypi"), "-scripted", script, "-session", session)
+		filepath.Join(bin, "tinypi"), "-yes", "-scripted", script, "-session", session)
 	t.Cleanup(func() { exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
 	term.tmux("set-option", "-t", "tinypi", "remain-on-exit", "on")
 
@@ -256,5 +256,73 @@ func TestTinypiTerminalApproval(t *testing.T) {
 		if err != nil || string(got) != want {
 			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
 		}
+	}
+}
+
+// TestTinypiTerminalLineEditing types at tinypi's prompt in a real terminal: the arrow keys edit
+// the line (Left, then a letter inserted), Up brings the last line back, /help is tinypi's own,
+// and Ctrl-C while an approval is asked aborts the run and returns to the prompt.
+func TestTinypiTerminalLineEditing(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is needed for the terminal test (.ci/run installs it)")
+		}
+		t.Skip("no tmux here")
+	}
+	bin := buildTinypi(t)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	text := func(s string) string {
+		return `{"role":"assistant","content":[{"type":"text","text":"` + s + `"}],"stopReason":"stop","usage":{"input":10,"output":5,"total":15},"timestamp":0}` + "\n"
+	}
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	err := os.WriteFile(script, []byte(text("One.")+text("Two.")+
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":"{\"command\": \"touch ran\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+		text("Three.")), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(t.TempDir(), "s.jsonl")
+	term := &tmuxTerminal{t: t, socket: fmt.Sprintf("tinypi-editing-%d", os.Getpid())}
+	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tinypi", "-x", "150", "-y", "40", "-c", repo,
+		filepath.Join(bin, "tinypi"), "-scripted", script, "-session", session)
+	t.Cleanup(func() { exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
+	term.tmux("set-option", "-t", "tinypi", "remain-on-exit", "on")
+
+	term.waitFor("› ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "ab", "Left", "X", "Enter")
+	term.waitFor("One.", 1)
+	term.waitFor("› ", 2)
+	term.tmux("send-keys", "-t", "tinypi", "Up", "Enter")
+	term.waitFor("Two.", 1)
+	term.waitFor("› aXb", 2)
+	term.tmux("send-keys", "-t", "tinypi", "/help", "Enter")
+	term.waitFor("/help              this list", 1)
+	term.tmux("send-keys", "-t", "tinypi", "run it", "Enter")
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "C-c")
+	term.waitFor("← bash error: the user pressed Ctrl-C: the run is aborted", 1)
+	term.waitFor("tinypi: the run ended with aborted", 1)
+	term.waitFor("› ", 5) // four prompts and the question
+	term.tmux("send-keys", "-t", "tinypi", "and now", "Enter")
+	term.waitFor("Three.", 1)
+	term.tmux("send-keys", "-t", "tinypi", "/quit", "Enter")
+	if got := term.exitStatus(); got != "0" {
+		t.Fatalf("exit status after /quit: %s, want 0; the terminal shows:\n%s", got, term.screen())
+	}
+	log, err := os.ReadFile(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(log), `"text":"aXb"`); n != 2 {
+		t.Errorf("the session holds the edited line %d times, want 2 (typed, then from history):\n%s", n, log)
+	}
+	if strings.Contains(string(log), "/help") {
+		t.Errorf("/help reached the model:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "ran")); err == nil {
+		t.Errorf("the bash call ran though Ctrl-C refused it")
 	}
 }

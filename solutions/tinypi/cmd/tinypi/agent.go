@@ -105,10 +105,10 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 	}
 	// Interactive mode reads its lines in the background from the start; at a terminal, and
 	// without -yes, the approver reads its answers from them too.
-	var lines <-chan string
+	var lines lineSource
 	var ask *approver
 	if cfg.print == "" && cfg.jsonPrompt == "" && !cfg.rpc {
-		lines = readLines(e.stdin)
+		lines = newLineSource(e)
 		if e.stdinTerminal && !cfg.yes && !cfg.readOnly {
 			ask = &approver{lines: lines, out: e.stdout}
 		}
@@ -117,6 +117,9 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 	rt, err := tinypi.NewRuntime(opts)
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
+	}
+	if ask != nil {
+		ask.abort = rt.Agent.Abort
 	}
 	closed := false
 	closeRuntime := func() {

@@ -21,8 +21,11 @@ var mutating = map[string]bool{"write": true, "edit": true, "bash": true}
 // batch are asked about one at a time.
 type approver struct {
 	mu    sync.Mutex
-	lines <-chan string // the lines typed at the terminal (interactive's reader)
+	lines lineSource // interactive's
 	out   io.Writer
+	// abort aborts the run: Ctrl-C typed while a line is read at a terminal (in raw mode) is a
+	// key, not SIGINT.
+	abort func()
 	all   bool
 }
 
@@ -35,17 +38,20 @@ func (a *approver) ask(ctx context.Context, call tinypi.ToolCall, args json.RawM
 	}
 	fmt.Fprintf(a.out, "\n? %s\n", preview(call, args))
 	for {
-		fmt.Fprint(a.out, "allow? y = yes, once · a = all calls this session · n = no › ")
 		select {
 		case <-ctx.Done():
+			a.lines.restore()
 			fmt.Fprintln(a.out)
 			return tinypi.ToolCallDecision{Block: true, Reason: "the run was aborted before the user answered"}
-		case line, ok := <-a.lines:
-			if !ok {
-				fmt.Fprintln(a.out)
+		case line := <-a.lines.read("allow? y = yes, once · a = all calls this session · n = no › "):
+			if line.interrupted {
+				a.abort()
+				return tinypi.ToolCallDecision{Block: true, Reason: "the user pressed Ctrl-C: the run is aborted"}
+			}
+			if !line.ok {
 				return tinypi.ToolCallDecision{Block: true, Reason: "the user did not answer (end of input): " + call.Name + " is refused"}
 			}
-			switch strings.ToLower(strings.TrimSpace(line)) {
+			switch strings.ToLower(strings.TrimSpace(line.text)) {
 			case "y", "yes":
 				return tinypi.ToolCallDecision{}
 			case "a", "all":

@@ -116,7 +116,8 @@ func parseFlags(args []string, e env) (config, error) {
 // usageHead and usageTail frame the flags in tinypi -h: the modes, the eval subcommand, what
 // tinypi does on its own, and every environment variable it reads.
 const usageHead = `Usage:
-  tinypi [flags]                 interactive: one prompt per line of stdin
+  tinypi [flags]                 interactive: one prompt per line of stdin (at a terminal with
+                                 line editing and history: the arrow keys, Up for the last line)
   tinypi [flags] -p PROMPT       print mode: run PROMPT, print the answer
   tinypi [flags] -json PROMPT    JSON mode: run PROMPT, print every event as a JSON line
   tinypi [flags] -rpc            RPC mode: JSON commands on stdin, responses and events on stdout

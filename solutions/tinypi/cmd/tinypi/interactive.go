@@ -22,33 +22,32 @@ const maxInputLine = 1 << 20
 // program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
 // run, 0 when there was none. When ctx ends (SIGTERM, SIGHUP) it aborts the run and returns.
 // After each run it says the run's tokens (meter) and asks check about the session file; an error ends the program with 1.
-func interactive(ctx context.Context, rt *tinypi.Runtime, e env, lines <-chan string, meter *usageMeter, commands *slashCommands, check func() error) int {
+func interactive(ctx context.Context, rt *tinypi.Runtime, e env, lines lineSource, meter *usageMeter, commands *slashCommands, check func() error) int {
 	view := &terminalView{out: e.stdout, errOut: e.stderr, atLineStart: true}
 	unsubscribe := rt.Agent.Subscribe(func(ev tinypi.AgentEvent) {
 		view.show(ev)
 		meter.show(ev)
 	})
 	defer unsubscribe()
+	defer lines.restore()
 
 	status := 0
 	for {
-		if e.stdinTerminal {
-			fmt.Fprint(e.stdout, "› ")
-		}
 		var line string
 		select {
-		case l, ok := <-lines:
-			if !ok {
-				if e.stdinTerminal {
-					fmt.Fprintln(e.stdout)
-				}
+		case l := <-lines.read("› "):
+			if l.interrupted {
+				return exitInterrupted
+			}
+			if !l.ok {
 				return status
 			}
-			line = strings.TrimSpace(l)
+			line = strings.TrimSpace(l.text)
 		case <-e.interrupts:
 			fmt.Fprintln(e.stdout)
 			return exitInterrupted
 		case <-ctx.Done():
+			lines.restore()
 			fmt.Fprintln(e.stdout)
 			return exitInterrupted
 		}

@@ -55,7 +55,7 @@ func main() {
 	stderr := &reportingWriter{w: os.Stderr, name: "stderr"}
 	stderr.closed = closed[2]
 	code := run(context.Background(), os.Args[1:], env{
-		stdin: os.Stdin, stdinTerminal: isTerminal(os.Stdin), stdout: stdout, stderr: stderr, info: os.Stderr, getenv: withKeys(keys, os.Getenv),
+		stdin: os.Stdin, stdinTerminal: isTerminal(os.Stdin), stdoutTerminal: isTerminal(os.Stdout), stdout: stdout, stderr: stderr, info: os.Stderr, getenv: withKeys(keys, os.Getenv),
 		interrupts: interrupts, terminations: terminations,
 	})
 	os.Exit(finalStatus(code, stdout, stderr))
@@ -153,7 +153,9 @@ func withKeys(keys map[string]string, getenv func(string) string) func(string) s
 type env struct {
 	stdin io.Reader
 	// stdinTerminal is set when stdin is a terminal: only then does tinypi show a prompt.
-	stdinTerminal  bool
+	stdinTerminal bool
+	// stdoutTerminal is set when stdout is a terminal: with stdin one too, the prompt edits lines.
+	stdoutTerminal bool
 	stdout, stderr io.Writer
 	// info is stderr for the lines that only inform (where the session is, retries, tokens):
 	// a failure to write them is not the run's, so it is not reported (a user who closed stderr
