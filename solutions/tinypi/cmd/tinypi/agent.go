@@ -173,7 +173,7 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		for _, n := range notes {
 			fmt.Fprintf(e.stderr, "tinypi: %s\n", n)
 		}
-		commands := &slashCommands{out: e.stdout, sessionPath: session.path, model: modelName(cfg), templates: templates, meter: meter,
+		commands := &slashCommands{out: e.stdout, sessionPath: session.path, model: modelName(cfg), templates: templates, meter: meter, session: session.s,
 			compact: func(ctx context.Context) (tinypi.Compaction, error) {
 				c := tinypi.CompactionOptions{Model: opts.Model}
 				if opts.Compaction != nil {

@@ -22,6 +22,7 @@ type slashCommands struct {
 	model       string
 	templates   []tinypi.PromptTemplate
 	meter       *usageMeter
+	session     *tinypi.Session
 	// compact compacts the session now (Session.Compact, reason manual).
 	compact func(ctx context.Context) (tinypi.Compaction, error)
 }
@@ -41,6 +42,7 @@ func (c *slashCommands) handle(ctx context.Context, line string) (prompt string,
 /session           where the session is written, and its tokens so far
 /model             the model tinypi asks
 /compact           compact the session's context now
+/fork              how to branch a new session from the last turn that ended
 /quit              end tinypi (also Ctrl-D, or Ctrl-C at the prompt)
 `)
 		for _, t := range c.templates {
@@ -57,6 +59,16 @@ func (c *slashCommands) handle(ctx context.Context, line string) (prompt string,
 		return "", false
 	case "/model":
 		fmt.Fprintf(c.out, "model: %s (choose another with -model or TINYPI_MODEL when starting tinypi)\n", c.model)
+		return "", false
+	case "/fork":
+		events := c.session.Events()
+		for i := len(events) - 1; i >= 0; i-- {
+			if events[i].Type == tinypi.EventTurnEnd {
+				fmt.Fprintf(c.out, "to branch from here, run: tinypi -fork %s@%d (this session goes on as it is)\n", c.sessionPath, events[i].Seq)
+				return "", false
+			}
+		}
+		fmt.Fprintln(c.out, "nothing to fork yet: no turn has ended in this session")
 		return "", false
 	case "/compact":
 		comp, err := c.compact(ctx)

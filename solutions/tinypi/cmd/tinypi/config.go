@@ -156,7 +156,7 @@ Environment (the flags win over it):
                                   tokens: the line after each run then gives the cost too
 The keys and the proxy token are taken out of the environment the agent's commands see.
 
-Interactive commands: /help, /session, /model, /compact, /quit; /NAME runs the prompt template
+Interactive commands: /help, /session, /model, /compact, /fork, /quit; /NAME runs the prompt template
 NAME.md of ~/.tinypi/prompts or the repository's .tinypi/prompts (chapter 12), with arguments
 for its $1 … $9 and $@.
 
