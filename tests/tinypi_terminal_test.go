@@ -137,9 +137,10 @@ func zombieExitStatus(pid string) (status string, ok bool) {
 	}
 }
 
-// TestTinypiTerminal drives tinypi at its prompt in a real terminal: the calls show while the
+// TestTinypiTerminal drives tinypi at its prompt in a real terminal (-yes: no approvals): the calls show while the
 // run works, Ctrl-C aborts the run and not the program, the next prompt runs, and a Ctrl-C at the
-// prompt ends it with 130; the session on disk ends the aborted turn.
+// prompt ends it with 130; the session on disk ends the aborted turn. After each run a line says
+// its tokens and the session's.
 func TestTinypiTerminal(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -162,7 +163,7 @@ func TestTinypiTerminal(t *testing.T) {
 	session := filepath.Join(t.TempDir(), "s.jsonl")
 	term := &tmuxTerminal{t: t, socket: fmt.Sprintf("tinypi-test-%d", os.Getpid())}
 	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tinypi", "-x", "150", "-y", "40", "-c", repo,
-		filepath.Join(bin, "tinypi"), "-scripted", script, "-session", session)
+		filepath.Join(bin, "tinypi"), "-yes", "-scripted", script, "-session", session)
 	t.Cleanup(func() { exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
 	term.tmux("set-option", "-t", "tinypi", "remain-on-exit", "on")
 
@@ -175,10 +176,12 @@ func TestTinypiTerminal(t *testing.T) {
 	term.tmux("send-keys", "-t", "tinypi", "C-c")
 	term.waitFor("^C: aborting the run; press Ctrl-C again to quit", 1)
 	term.waitFor("tinypi: the run ended with aborted", 1)
+	term.waitFor("tinypi: tokens: 10 in / 5 out · session 15", 1)
 	term.waitFor("› ", 2)
 
 	term.tmux("send-keys", "-t", "tinypi", "are you there?", "Enter")
 	term.waitFor("Still here after the abort.", 1)
+	term.waitFor("tinypi: tokens: 10 in / 5 out · session 30", 1)
 	term.waitFor("› ", 3)
 
 	term.tmux("send-keys", "-t", "tinypi", "C-c")
@@ -193,5 +196,141 @@ func TestTinypiTerminal(t *testing.T) {
 		if !strings.Contains(string(log), want) {
 			t.Errorf("the session file lacks %s:\n%s", want, log)
 		}
+	}
+}
+
+// TestTinypiTerminalApproval drives tinypi at a terminal through its approvals: an edit is shown
+// with its change and refused (n: the model is told, the file unchanged), the next edit is
+// allowed once (y), a bash call for the rest of the session (a), after which a write runs
+// without a question.
+func TestTinypiTerminalApproval(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is needed for the terminal test (.ci/run installs it)")
+		}
+		t.Skip("no tmux here")
+	}
+	bin := buildTinypi(t)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "calc.txt"), []byte("x = 1 + 1\nresult = 3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit := `{"role":"assistant","content":[{"type":"toolCall","id":"ID","name":"edit","arguments":"{\"path\": \"calc.txt\", \"old_text\": \"result = 3\", \"new_text\": \"result = 2\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	err := os.WriteFile(script, []byte(strings.ReplaceAll(edit, "ID", "c1")+"\n"+strings.ReplaceAll(edit, "ID", "c2")+"\n"+
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c3","name":"bash","arguments":"{\"command\": \"echo checked > check.out\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c4","name":"write","arguments":"{\"path\": \"notes.txt\", \"content\": \"done\\n\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+		`{"role":"assistant","content":[{"type":"text","text":"All done."}],"stopReason":"stop","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(t.TempDir(), "s.jsonl")
+	term := &tmuxTerminal{t: t, socket: fmt.Sprintf("tinypi-approval-%d", os.Getpid())}
+	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tinypi", "-x", "150", "-y", "40", "-c", repo,
+		filepath.Join(bin, "tinypi"), "-scripted", script, "-session", session)
+	t.Cleanup(func() { exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
+	term.tmux("set-option", "-t", "tinypi", "remain-on-exit", "on")
+
+	term.waitFor("› ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "fix calc.txt", "Enter")
+	term.waitFor("? edit calc.txt", 1)
+	term.waitFor("  -result = 3", 1)
+	term.waitFor("  +result = 2", 1)
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "n", "Enter")
+	term.waitFor("← edit error: the user refused this edit call", 1)
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 2)
+	term.tmux("send-keys", "-t", "tinypi", "y", "Enter")
+	term.waitFor("← edit ok: Edited calc.txt", 1)
+	term.waitFor("? bash", 1)
+	term.waitFor("  $ echo checked > check.out", 1)
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 3)
+	term.tmux("send-keys", "-t", "tinypi", "a", "Enter")
+	term.waitFor("← write ok", 1)
+	term.waitFor("All done.", 1)
+	term.waitFor("› ", 5) // the prompt, and the three answers' prompts
+	term.tmux("send-keys", "-t", "tinypi", "C-d")
+	if got := term.exitStatus(); got != "0" {
+		t.Fatalf("exit status after the end of input: %s, want 0; the terminal shows:\n%s", got, term.screen())
+	}
+	if screen := term.screen(); strings.Contains(screen, "? write") {
+		t.Errorf("the write was asked about after a: all calls this session:\n%s", screen)
+	}
+	for name, want := range map[string]string{"calc.txt": "x = 1 + 1\nresult = 2\n", "check.out": "checked\n", "notes.txt": "done\n"} {
+		got, err := os.ReadFile(filepath.Join(repo, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q", name, got, err, want)
+		}
+	}
+}
+
+// TestTinypiTerminalLineEditing types at tinypi's prompt in a real terminal: the arrow keys edit
+// the line (Left, then a letter inserted), Up brings the last line back, /help is tinypi's own,
+// and Ctrl-C while an approval is asked aborts the run and returns to the prompt.
+func TestTinypiTerminalLineEditing(t *testing.T) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is needed for the terminal test (.ci/run installs it)")
+		}
+		t.Skip("no tmux here")
+	}
+	bin := buildTinypi(t)
+	repo := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", repo).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	text := func(s string) string {
+		return `{"role":"assistant","content":[{"type":"text","text":"` + s + `"}],"stopReason":"stop","usage":{"input":10,"output":5,"total":15},"timestamp":0}` + "\n"
+	}
+	script := filepath.Join(t.TempDir(), "script.jsonl")
+	err := os.WriteFile(script, []byte(text("One.")+text("Two.")+
+		`{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"bash","arguments":"{\"command\": \"touch ran\"}"}],"stopReason":"toolUse","usage":{"input":10,"output":5,"total":15},"timestamp":0}`+"\n"+
+		text("Three.")), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(t.TempDir(), "s.jsonl")
+	term := &tmuxTerminal{t: t, socket: fmt.Sprintf("tinypi-editing-%d", os.Getpid())}
+	term.tmux("-f", "/dev/null", "new-session", "-d", "-s", "tinypi", "-x", "150", "-y", "40", "-c", repo,
+		filepath.Join(bin, "tinypi"), "-scripted", script, "-session", session)
+	t.Cleanup(func() { exec.Command("tmux", "-L", term.socket, "kill-server").Run() })
+	term.tmux("set-option", "-t", "tinypi", "remain-on-exit", "on")
+
+	term.waitFor("› ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "ab", "Left", "X", "Enter")
+	term.waitFor("One.", 1)
+	term.waitFor("› ", 2)
+	term.tmux("send-keys", "-t", "tinypi", "Up", "Enter")
+	term.waitFor("Two.", 1)
+	term.waitFor("› aXb", 2)
+	term.tmux("send-keys", "-t", "tinypi", "/help", "Enter")
+	term.waitFor("/help              this list", 1)
+	term.tmux("send-keys", "-t", "tinypi", "run it", "Enter")
+	term.waitFor("allow? y = yes, once · a = all calls this session · n = no › ", 1)
+	term.tmux("send-keys", "-t", "tinypi", "C-c")
+	term.waitFor("← bash error: the user pressed Ctrl-C: the run is aborted", 1)
+	term.waitFor("tinypi: the run ended with aborted", 1)
+	term.waitFor("› ", 5) // four prompts and the question
+	term.tmux("send-keys", "-t", "tinypi", "and now", "Enter")
+	term.waitFor("Three.", 1)
+	term.tmux("send-keys", "-t", "tinypi", "/quit", "Enter")
+	if got := term.exitStatus(); got != "0" {
+		t.Fatalf("exit status after /quit: %s, want 0; the terminal shows:\n%s", got, term.screen())
+	}
+	log, err := os.ReadFile(session)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(log), `"text":"aXb"`); n != 2 {
+		t.Errorf("the session holds the edited line %d times, want 2 (typed, then from history):\n%s", n, log)
+	}
+	if strings.Contains(string(log), "/help") {
+		t.Errorf("/help reached the model:\n%s", log)
+	}
+	if _, err := os.Stat(filepath.Join(repo, "ran")); err == nil {
+		t.Errorf("the bash call ran though Ctrl-C refused it")
 	}
 }

@@ -11,4 +11,5 @@ import (
 	_ "github.com/google/go-cmp/cmp"
 	_ "github.com/santhosh-tekuri/jsonschema/v6"
 	_ "go.uber.org/goleak"
+	_ "golang.org/x/term"
 )

@@ -19,6 +19,17 @@ const systemPrompt = `You are tinypi, a coding agent working in the user's repos
 Use the tools to read files before changing them, make the smallest change that does the task,
 and run the project's checks with bash when there are any. Answer briefly: say what you changed.`
 
+// readOnlyPrompt is added to the system prompt under -read-only, so that the model does not try
+// what will be refused.
+const readOnlyPrompt = `
+
+This session is read-only: only the read, ls, find and grep tools run; every write, edit and
+bash call is refused. Look with them and answer; do not try to change files or run commands.
+If the task needs a change, say what you would change.`
+
+// readOnlyTools are the tools -read-only lets run.
+var readOnlyTools = map[string]bool{"read": true, "ls": true, "find": true, "grep": true}
+
 // runAgent builds the runtime cfg asks for, in the current directory, and runs the mode.
 func runAgent(ctx context.Context, cfg config, e env) int {
 	model, err := newModel(cfg, e)
@@ -62,15 +73,53 @@ func runAgent(ctx context.Context, cfg config, e env) int {
 // runSession builds the runtime on session and runs the mode; the runtime is closed (the run
 // aborted, the log flushed) before it returns.
 func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd, root string, session *openedSession) int {
-	opts := tinypi.RuntimeOptions{Model: checkedModel{model}, Workspace: cwd, ContextRoot: root, SystemPrompt: systemPrompt,
-		Session: session.s, MaxSteps: cfg.maxSteps}
+	retrying := retryingModel{Model: model, base: cfg.retryBase, notify: func(n retryNote) {
+		fmt.Fprintf(e.info, "tinypi: %s\n", n)
+		if err := logRetry(session.s, n); err != nil {
+			fmt.Fprintf(e.stderr, "tinypi: the retry could not be recorded in the session: %v\n", oneLine(err.Error()))
+		}
+	}}
+	meter := newUsageMeter(e.info, cfg.price, session.s.Events())
+	meter.reportAtEnd = cfg.rpc
+	prompt := systemPrompt
+	if cfg.readOnly {
+		prompt += readOnlyPrompt
+	}
+	searchRoot, err := os.OpenRoot(cwd)
+	if err != nil {
+		return e.failf(exitCannotStart, "%v", err)
+	}
+	defer searchRoot.Close()
+	opts := tinypi.RuntimeOptions{Model: checkedModel{meter.count(retrying)}, Workspace: cwd, ContextRoot: root, SystemPrompt: prompt,
+		Session: session.s, MaxSteps: cfg.maxSteps, Tools: searchTools(searchRoot)}
 	if cfg.contextWindow > 0 {
 		opts.Compaction = &tinypi.CompactionOptions{ContextWindow: cfg.contextWindow}
 	}
-	opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: beforeToolCall(cwd, session.path, cfg.readOnly)}
+	if cfg.contextWindow > 0 {
+		// The runtime's defaults (16,384 tokens kept free for the answer, 20,000 kept verbatim)
+		// are for windows of 100,000 tokens and more: in a smaller window they would compact at
+		// every request and find nothing to cut.
+		quarter := cfg.contextWindow / 4
+		opts.Compaction.ReserveTokens = min(tinypi.DefaultReserveTokens, quarter)
+		opts.Compaction.KeepRecentTokens = min(tinypi.DefaultKeepRecentTokens, quarter)
+	}
+	// Interactive mode reads its lines in the background from the start; at a terminal, and
+	// without -yes, the approver reads its answers from them too.
+	var lines lineSource
+	var ask *approver
+	if cfg.print == "" && cfg.jsonPrompt == "" && !cfg.rpc {
+		lines = newLineSource(e)
+		if e.stdinTerminal && !cfg.yes && !cfg.readOnly {
+			ask = &approver{lines: lines, out: e.stdout}
+		}
+	}
+	opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: beforeToolCall(cwd, session.path, cfg.readOnly, ask)}
 	rt, err := tinypi.NewRuntime(opts)
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
+	}
+	if ask != nil {
+		ask.abort = rt.Agent.Abort
 	}
 	closed := false
 	closeRuntime := func() {
@@ -97,22 +146,43 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 		case <-runCtx.Done():
 		}
 	}()
+	fmt.Fprintf(e.info, "tinypi: %s\n", sessionLine(cfg, session.path))
+	if cfg.print != "" || cfg.jsonPrompt != "" || cfg.rpc {
+		defer rt.Agent.Subscribe(meter.show)()
+	}
 	code := 0
 	switch {
 	case cfg.print != "":
 		go cancelOnInterrupt(runCtx, e, cancel)
 		code = tinypi.RunPrintMode(runCtx, rt, cfg.print, e.stdout, e.stderr)
+		rt.Agent.WaitForIdle(context.Background())
+		meter.report()
 	case cfg.jsonPrompt != "":
 		go cancelOnInterrupt(runCtx, e, cancel)
 		code = tinypi.RunJSONMode(runCtx, rt, cfg.jsonPrompt, e.stdout)
+		rt.Agent.WaitForIdle(context.Background())
+		meter.report()
 	case cfg.rpc:
 		go cancelOnInterrupt(runCtx, e, cancel)
 		if err := tinypi.ServeRPC(runCtx, rt, e.stdin, e.stdout); err != nil {
 			code = e.failf(exitCannotStart, "%v", err)
 		}
+		rt.Agent.WaitForIdle(context.Background())
 	default:
-		fmt.Fprintf(e.stderr, "tinypi: session %s (open it with: course serve %s)\n", session.path, session.path)
-		code = interactive(runCtx, rt, e, session.check) // interactive.go
+		templates, notes := loadTemplates(root)
+		for _, n := range notes {
+			fmt.Fprintf(e.stderr, "tinypi: %s\n", n)
+		}
+		commands := &slashCommands{out: e.stdout, sessionPath: session.path, model: modelName(cfg), templates: templates, meter: meter, session: session.s,
+			compact: func(ctx context.Context) (tinypi.Compaction, error) {
+				c := tinypi.CompactionOptions{Model: opts.Model}
+				if opts.Compaction != nil {
+					c = *opts.Compaction
+					c.Model = opts.Model
+				}
+				return session.s.Compact(ctx, c, tinypi.CompactionManual)
+			}}
+		code = interactive(runCtx, rt, e, lines, meter, commands, session.check) // interactive.go
 	}
 	closeRuntime() // the run's commands are stopped, its events written
 	if sig, ok := terminated.Load().(os.Signal); ok {
@@ -128,6 +198,29 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 	return code
 }
 
+// modelName says which model cfg asks.
+func modelName(cfg config) string {
+	switch {
+	case cfg.scripted != "":
+		return "a recorded conversation, " + cfg.scripted
+	case cfg.proxy != "":
+		return "the proxy's, at " + cfg.proxy
+	}
+	return cfg.provider + " " + cfg.model
+}
+
+// sessionLine says where the session is written, in every mode, and what it continues.
+func sessionLine(cfg config, path string) string {
+	how := ""
+	switch {
+	case cfg.resume != "":
+		how = ", resumed"
+	case cfg.fork != "":
+		how = ", forked from " + cfg.fork
+	}
+	return fmt.Sprintf("session %s%s (open it with: course serve %s)", path, how, path)
+}
+
 // cancelOnInterrupt calls cancel at the first Ctrl-C, or returns when ctx ends.
 func cancelOnInterrupt(ctx context.Context, e env, cancel func()) {
 	select {
@@ -139,21 +232,28 @@ func cancelOnInterrupt(ctx context.Context, e env, cancel func()) {
 
 // beforeToolCall is the BeforeToolCall hook: a write or edit of a path under the workspace's
 // .tinypi directory, or of the session file, is refused (the session log is the record of what
-// the agent did, not the agent's to change); with readOnly, every call but read is.
-func beforeToolCall(workspace, sessionPath string, readOnly bool) func(context.Context, tinypi.ToolCall, json.RawMessage) (tinypi.ToolCallDecision, error) {
+// the agent did, not the agent's to change); with readOnly, every call but read, ls, find and
+// grep is. With ask, a mutating call that passed is then asked about.
+func beforeToolCall(workspace, sessionPath string, readOnly bool, ask *approver) func(context.Context, tinypi.ToolCall, json.RawMessage) (tinypi.ToolCallDecision, error) {
 	protected := []string{filepath.Join(workspace, ".tinypi")}
 	if abs, err := filepath.Abs(sessionPath); err == nil {
 		protected = append(protected, abs)
 	}
-	return func(_ context.Context, call tinypi.ToolCall, args json.RawMessage) (tinypi.ToolCallDecision, error) {
-		if call.Name == "read" {
+	approve := func(ctx context.Context, call tinypi.ToolCall, args json.RawMessage) (tinypi.ToolCallDecision, error) {
+		if ask == nil || !mutating[call.Name] {
+			return tinypi.ToolCallDecision{}, nil
+		}
+		return ask.ask(ctx, call, args, callPreview), nil
+	}
+	return func(ctx context.Context, call tinypi.ToolCall, args json.RawMessage) (tinypi.ToolCallDecision, error) {
+		if readOnlyTools[call.Name] {
 			return tinypi.ToolCallDecision{}, nil
 		}
 		if readOnly {
-			return tinypi.ToolCallDecision{Block: true, Reason: "tinypi runs read-only (-read-only): " + call.Name + " is refused"}, nil
+			return tinypi.ToolCallDecision{Block: true, Reason: "tinypi runs read-only (-read-only): " + call.Name + " is refused; read, ls, find and grep run"}, nil
 		}
 		if call.Name != "write" && call.Name != "edit" {
-			return tinypi.ToolCallDecision{}, nil
+			return approve(ctx, call, args)
 		}
 		var a struct {
 			Path string `json:"path"`
@@ -171,7 +271,7 @@ func beforeToolCall(workspace, sessionPath string, readOnly bool) func(context.C
 				return tinypi.ToolCallDecision{Block: true, Reason: fmt.Sprintf("%s is refused: %s is tinypi's session log, which the agent's tools do not change", call.Name, a.Path)}, nil
 			}
 		}
-		return tinypi.ToolCallDecision{}, nil
+		return approve(ctx, call, args)
 	}
 }
 

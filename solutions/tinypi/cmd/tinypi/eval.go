@@ -32,9 +32,9 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 	jsonOut := fs.String("json", "", "also write the report as JSON to this new `file`")
 	live := fs.Bool("live", false, "ask the configured provider instead of the cases' scripts")
 	var cfg config
-	fs.StringVar(&cfg.provider, "provider", envOr(e, "TINYPI_PROVIDER", tinypi.APIOpenAI), "with -live: the provider's wire format: openai or anthropic")
+	fs.StringVar(&cfg.provider, "provider", "", "with -live: the provider's wire format: openai or anthropic (default: as tinypi -h says)")
 	fs.StringVar(&cfg.model, "model", e.getenv("TINYPI_MODEL"), "with -live: the provider's model `name`")
-	fs.StringVar(&cfg.baseURL, "base-url", e.getenv("TINYPI_BASE_URL"), "with -live: the provider's base `url`")
+	fs.StringVar(&cfg.baseURL, "base-url", "", "with -live: the provider's base `url` (default: as tinypi -h says)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -55,9 +55,19 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 	}
 	var opts tinypi.EvalOptions
 	if *live {
-		if opts.Model, err = newModel(cfg, e); err != nil {
+		if err := providerFromEnv(&cfg, e); err != nil {
+			return e.failf(exitUsage, "eval: %v", err)
+		}
+		if cfg.retryBase, err = retryBase(e); err != nil {
+			return e.failf(exitUsage, "eval: %v", err)
+		}
+		model, err := newModel(cfg, e)
+		if err != nil {
 			return e.failf(exitCannotStart, "%v", err)
 		}
+		opts.Model = retryingModel{Model: model, base: cfg.retryBase, notify: func(n retryNote) {
+			fmt.Fprintf(e.info, "tinypi: eval: %s\n", n)
+		}}
 		opts.SystemPrompt = systemPrompt
 	}
 	runCtx, cancel := context.WithCancel(ctx)

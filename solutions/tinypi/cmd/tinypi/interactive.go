@@ -14,50 +14,52 @@ import (
 // maxInputLine bounds one line typed at the prompt.
 const maxInputLine = 1 << 20
 
-// interactive reads prompts from stdin, one per line, and runs each, showing the answer as it
+// interactive reads prompts from stdin, one per line (a line starting with / is a command or a
+// prompt template: slashCommands), and runs each (with a prompt, "› ", when
+// stdin is a terminal), showing the answer as it
 // streams and each tool call and its result as they happen. Ctrl-C during a run aborts the run
 // and returns to the prompt; a second Ctrl-C before it has ended, or one at the prompt, ends the
 // program with 130. At the end of stdin (or after /quit) it returns the exit status of the last
 // run, 0 when there was none. When ctx ends (SIGTERM, SIGHUP) it aborts the run and returns.
-// After each run it asks check about the session file; an error ends the program with 1.
-func interactive(ctx context.Context, rt *tinypi.Runtime, e env, check func() error) int {
+// After each run it says the run's tokens (meter) and asks check about the session file; an error ends the program with 1.
+func interactive(ctx context.Context, rt *tinypi.Runtime, e env, lines lineSource, meter *usageMeter, commands *slashCommands, check func() error) int {
 	view := &terminalView{out: e.stdout, errOut: e.stderr, atLineStart: true}
-	unsubscribe := rt.Agent.Subscribe(view.show)
+	unsubscribe := rt.Agent.Subscribe(func(ev tinypi.AgentEvent) {
+		view.show(ev)
+		meter.show(ev)
+	})
 	defer unsubscribe()
-
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(e.stdin)
-		sc.Buffer(nil, maxInputLine)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-	}()
+	defer lines.restore()
 
 	status := 0
 	for {
-		fmt.Fprint(e.stdout, "› ")
 		var line string
 		select {
-		case l, ok := <-lines:
-			if !ok {
-				fmt.Fprintln(e.stdout)
+		case l := <-lines.read("› "):
+			if l.interrupted {
+				return exitInterrupted
+			}
+			if !l.ok {
 				return status
 			}
-			line = strings.TrimSpace(l)
+			line = strings.TrimSpace(l.text)
 		case <-e.interrupts:
 			fmt.Fprintln(e.stdout)
 			return exitInterrupted
 		case <-ctx.Done():
+			lines.restore()
 			fmt.Fprintln(e.stdout)
 			return exitInterrupted
 		}
-		switch line {
-		case "":
+		if line == "" {
 			continue
-		case "/quit", "/exit":
+		}
+		line, quit := commands.handle(ctx, line)
+		if quit {
 			return status
+		}
+		if line == "" {
+			continue
 		}
 		if err := rt.Agent.Prompt(ctx, tinypi.UserText(line)); err != nil {
 			fmt.Fprintf(e.stderr, "tinypi: %v\n", err)
@@ -91,10 +93,26 @@ func interactive(ctx context.Context, rt *tinypi.Runtime, e env, check func() er
 			}
 		}
 		status = tinypi.ExitStatus(view.lastReason)
+		meter.report()
 		if err := check(); err != nil {
 			return e.failf(exitCannotStart, "%v", err)
 		}
 	}
+}
+
+// readLines reads r's lines in the background, each at most maxInputLine bytes; the channel is
+// closed at the end of r.
+func readLines(r io.Reader) <-chan string {
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, maxInputLine)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	return lines
 }
 
 // terminalView shows a run's events as text. Its methods are called on the agent's delivery
@@ -144,6 +162,28 @@ func (v *terminalView) result(prefix string, r tinypi.ToolResultMessage) {
 		mark = "error"
 	}
 	fmt.Fprintf(v.out, "%s %s %s: %s\n", prefix, r.ToolName, mark, clipLine(tinypi.TextOf(r.Content)))
+	if diff, ok := r.Details["diff"].(string); ok && !r.IsError {
+		v.diff(diff)
+	}
+}
+
+// diff shows an edit's change: the hunk lines of its unified diff, indented, at most
+// maxPreviewLines of them.
+func (v *terminalView) diff(diff string) {
+	var shown []string
+	for _, l := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
+		if strings.HasPrefix(l, "---") || strings.HasPrefix(l, "+++") || l == "" {
+			continue
+		}
+		shown = append(shown, l)
+	}
+	for i, l := range shown {
+		if i == maxPreviewLines {
+			fmt.Fprintf(v.out, "  … %d more lines\n", len(shown)-i)
+			break
+		}
+		fmt.Fprintf(v.out, "  %s\n", quoteControl(l))
+	}
 }
 
 // note writes a line of the program's own.

@@ -23,7 +23,7 @@ import (
 // What a command can still reach is everything else the user can: files, other processes.
 
 // keyVars are the variables holding the agent's secrets.
-var keyVars = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TINYPI_PROXY_TOKEN"}
+var keyVars = []string{"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "TINYPI_API_KEY", "TINYPI_PROXY_TOKEN"}
 
 // keysFDVar names the inherited pipe the keys come through, in the re-executed image.
 const keysFDVar = "TINYPI_KEYS_FD"

@@ -14,7 +14,8 @@
 // works in the current directory, which must be inside a git repository: every change it makes
 // can be seen with git diff and undone. Its session is written as it happens to a file under
 // .tinypi/ (-session), can be resumed (-resume FILE) or forked (-fork FILE@SEQ), and opened with
-// `course serve`.
+// `course serve`. A model request that fails before any of its answer streamed (429, 5xx, a
+// dropped connection) is sent again after a wait (retry.go).
 //
 // Exit status: 0 when the run (or every run) ended with stop; 1 when tinypi cannot start or a run
 // failed; 2 for a usage error or a run that ended otherwise; 130 after Ctrl-C.
@@ -54,7 +55,7 @@ func main() {
 	stderr := &reportingWriter{w: os.Stderr, name: "stderr"}
 	stderr.closed = closed[2]
 	code := run(context.Background(), os.Args[1:], env{
-		stdin: os.Stdin, stdout: stdout, stderr: stderr, getenv: withKeys(keys, os.Getenv),
+		stdin: os.Stdin, stdinTerminal: isTerminal(os.Stdin), stdoutTerminal: isTerminal(os.Stdout), stdout: stdout, stderr: stderr, info: os.Stderr, getenv: withKeys(keys, os.Getenv),
 		interrupts: interrupts, terminations: terminations,
 	})
 	os.Exit(finalStatus(code, stdout, stderr))
@@ -150,9 +151,17 @@ func withKeys(keys map[string]string, getenv func(string) string) func(string) s
 
 // env is what the program gets from its process, so that tests can give it their own.
 type env struct {
-	stdin          io.Reader
+	stdin io.Reader
+	// stdinTerminal is set when stdin is a terminal: only then does tinypi show a prompt.
+	stdinTerminal bool
+	// stdoutTerminal is set when stdout is a terminal: with stdin one too, the prompt edits lines.
+	stdoutTerminal bool
 	stdout, stderr io.Writer
-	getenv         func(string) string
+	// info is stderr for the lines that only inform (where the session is, retries, tokens):
+	// a failure to write them is not the run's, so it is not reported (a user who closed stderr
+	// asked not to see them).
+	info   io.Writer
+	getenv func(string) string
 	// interrupts delivers Ctrl-C (SIGINT); terminations SIGTERM and SIGHUP, which end the
 	// program, a run in progress aborted first (its commands stopped).
 	interrupts, terminations <-chan os.Signal
