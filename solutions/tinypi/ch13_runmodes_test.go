@@ -948,6 +948,57 @@ func TestLab13_4_RPC命令_LongLine(t *testing.T) {
 	r.response("1", "state", true)
 }
 
+func TestLab13_4_RPC命令_OneLineOneCommand(t *testing.T) {
+	r := ch13StartRPC(t, &ch13Child{})
+	notACommand := func(line, why string) {
+		t.Helper()
+		r.send(line)
+		if v := r.next(); v["type"] != "response" || v["id"] != "" || v["success"] != false || v["error"] == nil {
+			t.Errorf("%s: %v; want one failed response with an empty id: a line is one command or an error", why, v)
+		}
+	}
+	notACommand(`{"id":"t1","type":"state"} {"id":"t2","type":"abort"}`, "two JSON values on one line")
+	notACommand(`{"id":"t3","type":"prompt","message":"hi"}garbage`, "a command followed by garbage")
+	notACommand(`{"id":"t4","type":"prompt","message":"hi"}{}`, "a command followed by {}")
+	for _, line := range []string{`{"id":"e1","type":"prompt","message":""}`, `{"id":"e1","type":"prompt","message":null}`, `{"id":"e1","type":"prompt"}`} {
+		r.send(line)
+		if v := r.response("e1", "prompt", false); v["error"] == nil {
+			t.Errorf("%s: %v; want a refusal with an error: an empty prompt starts no run", line, v)
+		}
+	}
+	// Nothing above started a run: the first line after them is the state's response, no event.
+	r.send(`{"id":"s","type":"state"}`)
+	if v := r.response("s", "state", true); !cmp.Equal(v["data"], map[string]any{"running": false, "messages": 0.0, "lastError": ""}) {
+		t.Errorf("state after the refused lines: data %v; want running false and 0 messages: none of them may run", v["data"])
+	}
+}
+
+func TestLab13_4_RPC命令_QueueBound(t *testing.T) {
+	r := ch13StartRPC(t, &ch13Child{})
+	r.send(`{"id":"p","type":"prompt","message":"think hard"}`)
+	r.response("p", "prompt", true)
+	if diff := cmp.Diff([]string{"run_start", "model_event", "model_event"}, r.events(3)); diff != "" {
+		t.Fatalf("the run's first events (-want +got):\n%s", diff)
+	}
+	// The model waits: nothing queued is taken, so the bound is reached after exactly
+	// MaxRPCQueuedMessages accepted messages, steer and follow_up together.
+	for i := range MaxRPCQueuedMessages {
+		kind := []string{"follow_up", "steer"}[i%2]
+		id := fmt.Sprint("q", i)
+		r.send(fmt.Sprintf(`{"id":%q,"type":%q,"message":"more %d"}`, id, kind, i))
+		r.response(id, kind, true)
+	}
+	for _, kind := range []string{"follow_up", "steer"} {
+		r.send(fmt.Sprintf(`{"id":"over","type":%q,"message":"one too many"}`, kind))
+		if v := r.response("over", kind, false); v["error"] == nil {
+			t.Errorf("%s past MaxRPCQueuedMessages (%d) waiting: %v; want a refusal with an error", kind, MaxRPCQueuedMessages, v)
+		}
+	}
+	r.send(`{"id":"a","type":"abort"}`)
+	r.response("a", "abort", true)
+	r.until("run_end")
+}
+
 func TestLab13_5_RPC收尾_EOFAborts(t *testing.T) {
 	c := &ch13Child{}
 	r := ch13StartRPC(t, c)
