@@ -1507,3 +1507,94 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 		})
 	}
 }
+
+func TestLab13_8_不挂起的客户端_Bounds(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const limit = 64 << 10
+	kb := strings.Repeat("x", 1024)
+	// endless writes frames after a start event until the client goes away: for ever, as far
+	// as a client with a bound of limit bytes can tell, since it stops writing only after 64
+	// times that (a client without the bound then waits at the test's deadline, and its memory
+	// stays small).
+	endless := func(frame string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"type\":\"start\"}\n\n")
+			for written := 0; r.Context().Err() == nil && written < 64*limit; written += len(frame) {
+				if _, err := io.WriteString(w, frame); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+			<-r.Context().Done()
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		handler http.HandlerFunc
+		model   ProxyModel
+		want    StopReason
+		wantMsg string
+	}{
+		{"one event that never ends", endless("data: " + kb + "\n"),
+			ProxyModel{MaxEventBytes: limit, IdleTimeout: 4 * ch13Deadline},
+			StopReasonError, "proxy: the stream broke: proxy: an event over 65536 bytes"},
+		{"deltas for ever", endless(`data: {"type":"text_delta","delta":"` + kb + "\"}\n\n"),
+			ProxyModel{MaxMessageBytes: limit, IdleTimeout: 4 * ch13Deadline},
+			StopReasonError, "proxy: a message over 65536 bytes"},
+		{"keep-alives only", endless(": keep-alive\n\n"),
+			ProxyModel{IdleTimeout: 200 * time.Millisecond},
+			StopReasonError, "proxy: no event for 200ms: the server stalled"},
+		{"many events, each under the bound", func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"type\":\"start\"}\n\n")
+			for range 4 * limit / len(kb) {
+				fmt.Fprintf(w, "data: {\"type\":\"text_delta\",\"delta\":%q}\n\n", kb)
+			}
+			io.WriteString(w, "data: {\"type\":\"done\",\"stopReason\":\"stop\"}\n\n")
+		}, ProxyModel{MaxEventBytes: limit, IdleTimeout: 4 * ch13Deadline}, StopReasonStop, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			m := tt.model
+			m.URL, m.Token = srv.URL, "tok"
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel() // before srv.Close: a client still reading would keep its handler
+			s := m.Stream(ctx, Request{Messages: []Message{UserText("hi")}})
+			done := make(chan AssistantMessage, 1)
+			go func() {
+				for range s.All() {
+				}
+				msg, _ := s.Result()
+				done <- msg
+			}()
+			var msg AssistantMessage
+			select {
+			case msg = <-done:
+			case <-time.After(ch13Deadline):
+				cancel()
+				<-done
+				t.Fatalf("the stream did not end within %v", ch13Deadline)
+			}
+			ch13Pending(t, msg.ErrorMessage)
+			if msg.StopReason != tt.want || !strings.HasPrefix(msg.ErrorMessage, tt.wantMsg) {
+				t.Errorf("stop %s, error %q; want stop %s, an error starting %q", msg.StopReason, msg.ErrorMessage, tt.want, tt.wantMsg)
+			}
+			text := TextOf(msg.Content)
+			switch tt.name {
+			case "deltas for ever":
+				if len(text) == 0 || len(text) > limit || strings.Trim(text, "x") != "" {
+					t.Errorf("the message holds %d bytes of text; want the deltas rebuilt until the bound, at most %d", len(text), limit)
+				}
+			case "many events, each under the bound":
+				if len(text) != 4*limit {
+					t.Errorf("the message holds %d bytes of text; want %d: the bound is for one event, not the stream", len(text), 4*limit)
+				}
+			}
+			srv.CloseClientConnections()
+		})
+	}
+}
