@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -1266,6 +1267,82 @@ func TestLab13_6_代理服务端_Refusals(t *testing.T) {
 	if len(asked) != 0 {
 		t.Errorf("the model was asked %d times for refused requests, want 0", len(asked))
 	}
+}
+
+func TestLab13_6_代理服务端_HostileClients(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	// The model pushes 256 deltas of 64 KiB, far more than the connection's buffers hold, and
+	// then waits for its context: cancelled says the handler let it go.
+	cancelled := make(chan struct{})
+	big := strings.Repeat("x", 64<<10)
+	model := ch13ModelFunc(func(ctx context.Context, req Request) *AssistantStream {
+		s := NewAssistantStream()
+		go func() {
+			defer s.Close()
+			s.Push(StartEvent{})
+			for range 256 {
+				s.Push(TextDeltaEvent{Delta: big})
+			}
+			<-ctx.Done()
+			close(cancelled)
+			s.Push(ErrorEvent{Message: AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: ctx.Err().Error()}})
+		}()
+		return s
+	})
+	h, err := NewProxyHandler(model, ProxyServerOptions{Token: "secret", WriteTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewProxyServer(ln.Addr().String(), h)
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 {
+		t.Errorf("NewProxyServer: ReadHeaderTimeout %v, ReadTimeout %v, IdleTimeout %v; want all three set", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+	dial := func() net.Conn {
+		t.Helper()
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(ch13Deadline)) // a guard against a hang, not a wait
+		return conn
+	}
+
+	// A wrong token with a chunked body that never ends: 401 at once, the body unread.
+	conn := dial()
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n", ProxyStreamPath)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("a wrong token with a body that never ends: %v; want a 401 without the body being read", err)
+	}
+	ch13Pending(t, resp.Status)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong token with a body that never ends: %s; want 401", resp.Status)
+	}
+
+	// A client that sends a request and then reads nothing: the write of an event times out, the
+	// handler returns, and the model's stream is cancelled.
+	stalled := dial()
+	defer stalled.Close()
+	stalled.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(stalled, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer secret\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		ProxyStreamPath, len(ch13ProxyRequestBody), ch13ProxyRequestBody)
+	select {
+	case <-cancelled:
+	case <-time.After(ch13Deadline):
+		t.Errorf("a client that stopped reading: the model's stream still runs after %v; want the write timeout (200ms) to end the handler and cancel it", ch13Deadline)
+	}
+	stalled.Close()
 }
 
 // --- Lab 13.7: rebuilding the message ------------------------------------------------------------
