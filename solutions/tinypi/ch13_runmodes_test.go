@@ -1271,7 +1271,7 @@ func TestLab13_6_代理服务端_Refusals(t *testing.T) {
 
 func TestLab13_6_代理服务端_HostileClients(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	// The model pushes 256 deltas of 64 KiB, far more than the connection's buffers hold, and
+	// The model pushes 128 deltas of 64 KiB, far more than the connection's buffers hold, and
 	// then waits for its context: cancelled says the handler let it go.
 	cancelled := make(chan struct{})
 	big := strings.Repeat("x", 64<<10)
@@ -1280,7 +1280,7 @@ func TestLab13_6_代理服务端_HostileClients(t *testing.T) {
 		go func() {
 			defer s.Close()
 			s.Push(StartEvent{})
-			for range 256 {
+			for range 128 {
 				s.Push(TextDeltaEvent{Delta: big})
 			}
 			<-ctx.Done()
@@ -1316,6 +1316,17 @@ func TestLab13_6_代理服务端_HostileClients(t *testing.T) {
 		conn.SetDeadline(time.Now().Add(ch13Deadline)) // a guard against a hang, not a wait
 		return conn
 	}
+
+	// A wrong token with a whole body: 401 (and the stub's message, when the lab is not done).
+	first := dial()
+	defer first.Close()
+	fmt.Fprintf(first, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		ProxyStreamPath, len(ch13ProxyRequestBody), ch13ProxyRequestBody)
+	if resp, err := http.ReadResponse(bufio.NewReader(first), nil); err == nil {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		ch13Pending(t, string(body))
+	}
+	first.Close()
 
 	// A wrong token with a chunked body that never ends: 401 at once, the body unread.
 	conn := dial()
@@ -1660,7 +1671,7 @@ func TestLab13_8_不挂起的客户端_Bounds(t *testing.T) {
 			case <-time.After(ch13Deadline):
 				cancel()
 				<-done
-				t.Fatalf("the stream did not end within %v", ch13Deadline)
+				t.Fatalf("%s: the stream did not end within %v", tt.name, ch13Deadline)
 			}
 			ch13Pending(t, msg.ErrorMessage)
 			if msg.StopReason != tt.want || !strings.HasPrefix(msg.ErrorMessage, tt.wantMsg) {
