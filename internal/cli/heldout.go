@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/heldout"
@@ -32,6 +34,10 @@ var heldoutMessages = i18n.Catalog{
 		ZH: "保留用例不显示内容。先让 course test 全部通过，再对照 Lab 卡片检查你的判断：多出来的文件、失败的命令、正好等于预算、步数和 token 怎么数。",
 		EN: "Held-out cases show no content. First make course test pass, then hold your checks against the lab cards: extra files, failed commands, exactly the budget, how steps and tokens are counted.",
 	},
+	"heldout.testfiles": {
+		ZH: "你的测试文件和起始代码的不一样（%s）：保留用例只用起始代码里的测试文件运行，你加的、改过的测试文件不参与。",
+		EN: "your test files differ from the starter's (%s): the held-out cases run with the starter's test files only; the ones you added or changed take no part.",
+	},
 	"heldout.build": {ZH: "代码没有编译通过，保留用例没有运行：\n%s", EN: "the code does not build; no held-out case ran:\n%s"},
 }
 
@@ -46,7 +52,29 @@ func (a *app) runHeldout(ctx context.Context, root string, b *tree.Builder, ch *
 		fmt.Fprintln(a.stdout, a.p.text("heldout.none", ch.Number))
 		return nil
 	}
-	outcomes, err := heldout.Run(ctx, b.FS(), ch.Number, cases, root, heldout.Options{Env: gotest.OfflineEnv(), Timeout: a.testTimeout})
+	starter, err := b.Starter(ch)
+	if err != nil {
+		return err
+	}
+	testFiles := map[string][]byte{}
+	for name, data := range starter {
+		if !strings.Contains(name, "/") && strings.HasSuffix(name, "_test.go") {
+			testFiles[name] = data
+		}
+	}
+	differ, err := heldout.DifferentTestFiles(root, testFiles)
+	if err != nil {
+		return err
+	}
+	if len(differ) > 0 {
+		for i, name := range differ {
+			if q := strconv.Quote(name); q[1:len(q)-1] != name {
+				differ[i] = q // a name with escapes is shown quoted, never raw on the terminal
+			}
+		}
+		fmt.Fprintln(a.stdout, a.p.text("heldout.testfiles", strings.Join(differ, ", ")))
+	}
+	outcomes, err := heldout.Run(ctx, b.FS(), ch.Number, cases, root, heldout.Options{Env: gotest.OfflineEnv(), Timeout: a.testTimeout, TestFiles: testFiles})
 	if errors.Is(err, heldout.ErrBuild) {
 		fmt.Fprintln(a.stdout, style{a.color}.bad(a.p.text("heldout.build", err.Error())))
 		return errSilentFailure

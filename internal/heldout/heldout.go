@@ -5,7 +5,9 @@
 //
 // The learner's directory is never written to: the cases and a test harness
 // (checkpoints/heldout/heldout_test.go.txt) go to a temporary directory, and the harness joins
-// the learner's package through go's -overlay for one `go test` run.
+// the learner's package through go's -overlay for one `go test` run. The same overlay puts the
+// starter's test files (the kit's copies) in place of the learner's: a test file the learner
+// added or edited (a TestMain that writes the verdicts, say) does not take part in the run.
 package heldout
 
 import (
@@ -21,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/learn-tinypi/course/internal/gotest"
@@ -117,6 +120,53 @@ type Options struct {
 	Env []string
 	// Timeout bounds the whole go test run.
 	Timeout time.Duration
+	// TestFiles, when not nil, are the test files (*_test.go at the top of the package) the run
+	// uses, by name: the starter's, as the kit has them. Every other test file of the package is
+	// left out of the run, and one of these that the learner changed or deleted is used as given.
+	TestFiles map[string][]byte
+}
+
+// DifferentTestFiles returns the names of the test files (*_test.go at the top of moduleDir)
+// that are not as in starter, sorted: added, changed or deleted. HarnessName is not one.
+func DifferentTestFiles(moduleDir string, starter map[string][]byte) ([]string, error) {
+	present, err := packageTestFiles(moduleDir)
+	if err != nil {
+		return nil, err
+	}
+	var differ []string
+	for _, name := range present {
+		want, ok := starter[name]
+		if !ok {
+			differ = append(differ, name)
+			continue
+		}
+		got, err := os.ReadFile(filepath.Join(moduleDir, name))
+		if err != nil || !bytes.Equal(got, want) {
+			differ = append(differ, name)
+		}
+	}
+	for name := range starter {
+		if !slices.Contains(present, name) {
+			differ = append(differ, name)
+		}
+	}
+	slices.Sort(differ)
+	return differ, nil
+}
+
+// packageTestFiles lists the *_test.go files at the top of dir, but HarnessName.
+func packageTestFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if name := e.Name(); strings.HasSuffix(name, "_test.go") && name != HarnessName {
+			names = append(names, name)
+		}
+	}
+	return names, nil
 }
 
 // Harness is the test harness (HarnessName in the package it joins): TestHeldoutCases runs every
@@ -145,7 +195,32 @@ func Run(ctx context.Context, content fs.FS, chapter string, cases []Case, modul
 		if err != nil {
 			return nil, err
 		}
-		overlay, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(absModule, HarnessName): harnessFile}})
+		replace := map[string]string{filepath.Join(absModule, HarnessName): harnessFile}
+		if opts.TestFiles != nil {
+			// Only the starter's test files take part: the learner's own are replaced by the
+			// kit's copies, and the ones the learner added are left out ("" deletes a file).
+			present, err := packageTestFiles(moduleDir)
+			if err != nil {
+				return nil, err
+			}
+			for _, name := range present {
+				replace[filepath.Join(absModule, name)] = ""
+			}
+			for name, data := range opts.TestFiles {
+				if name != filepath.Base(name) || !strings.HasSuffix(name, "_test.go") || name == HarnessName {
+					return nil, fmt.Errorf("held-out run: %q is not a test file at the top of the package", name)
+				}
+				copyFile := filepath.Join(tmp, "starter", name)
+				if err := os.MkdirAll(filepath.Dir(copyFile), 0o755); err != nil {
+					return nil, err
+				}
+				if err := os.WriteFile(copyFile, data, 0o644); err != nil {
+					return nil, err
+				}
+				replace[filepath.Join(absModule, name)] = copyFile
+			}
+		}
+		overlay, err := json.Marshal(map[string]map[string]string{"Replace": replace})
 		if err != nil {
 			return nil, err
 		}
@@ -183,6 +258,10 @@ func judgeCases(content fs.FS, chapter string, cases []Case, test func(tmp strin
 			return nil, err
 		}
 		if err := os.CopyFS(filepath.Join(casesDir, c.Name), sub); err != nil {
+			return nil, fmt.Errorf("held-out case %s: %w", c.Name, err)
+		}
+		// The right verdict stays with the kit: code under test that looks for it finds nothing.
+		if err := os.Remove(filepath.Join(casesDir, c.Name, "verdict.json")); err != nil {
 			return nil, fmt.Errorf("held-out case %s: %w", c.Name, err)
 		}
 	}

@@ -3,6 +3,7 @@ package perf
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -263,6 +264,38 @@ func BenchmarkProxyLatency(b *testing.B) {
 				total += pingPong(b, model, via)
 			}
 			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N)/rounds, "ns/event")
+		})
+	}
+}
+
+// BenchmarkProxyRebuild: one stream of d one-byte text deltas, served as a prepared SSE body by a
+// loopback server and read by ProxyModel, which rebuilds the message from them. At 1x and 4x the
+// deltas, ns/delta stays flat when the rebuild costs each delta its own length (chapter 13: a
+// constant cost per event); joining the text so far on every delta makes it grow with d.
+func BenchmarkProxyRebuild(b *testing.B) {
+	for _, d := range []int{10000, 40000} {
+		b.Run(fmt.Sprintf("deltas=%d", d), func(b *testing.B) {
+			noGoroutineLeaks(b)
+			var body strings.Builder
+			body.WriteString("data: {\"type\":\"start\"}\n\n")
+			for range d {
+				body.WriteString("data: {\"type\":\"text_delta\",\"delta\":\"x\"}\n\n")
+			}
+			body.WriteString("data: {\"type\":\"done\",\"stopReason\":\"stop\"}\n\n")
+			stream := body.String()
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				io.WriteString(w, stream)
+			}))
+			b.Cleanup(srv.Close)
+			proxy := &tinypi.ProxyModel{URL: srv.URL, Token: proxyToken, Client: srv.Client()}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, msg := readStream(b, proxy); len(tinypi.TextOf(msg.Content)) != d {
+					b.Fatalf("%d bytes of text rebuilt, want %d", len(tinypi.TextOf(msg.Content)), d)
+				}
+			}
+			reportPer(b, "delta", d)
 		})
 	}
 }

@@ -192,6 +192,74 @@ func reduceLoopEvent(s AgentState, e LoopEvent) AgentState {
 	return s
 }
 
+// reduceLoopEventInPlace folds one loop event of the current run into *s as reduceLoopEvent
+// does, but changes s's arrays in place: only for a state whose arrays nothing else holds (the
+// Agent's own). Each event then costs what it adds, not the size of the transcript or of the
+// message being streamed.
+func reduceLoopEventInPlace(s *AgentState, e LoopEvent) {
+	switch e := e.(type) {
+	case ModelEvent:
+		s.Streaming = streamedInPlace(s.Streaming, e.Event)
+	case AssistantMessageEvent:
+		s.Streaming = nil
+		s.Messages = append(s.Messages, CloneMessage(e.Message))
+	case ToolStartEvent:
+		s.PendingToolCalls = append(s.PendingToolCalls, e.Call)
+	case ToolEndEvent:
+		s.PendingToolCalls = withoutPending(s.PendingToolCalls, e.Result.ToolCallID)
+		s.Messages = append(s.Messages, CloneMessage(e.Result))
+	case ToolSkippedEvent:
+		s.Messages = append(s.Messages, CloneMessage(e.Result))
+	case QueuedMessageEvent:
+		s.Messages = append(s.Messages, CloneMessage(e.Message))
+	}
+}
+
+// withoutPending removes the calls with the given id from pending, in place. The first is
+// looked for from the front, where the calls that end first are; what moves is the shorter
+// side of it, so a call that ends near the front of the batch costs little.
+func withoutPending(pending []ToolCall, id string) []ToolCall {
+	i := slices.IndexFunc(pending, func(c ToolCall) bool { return c.ID == id })
+	if i < 0 {
+		return pending
+	}
+	if i < len(pending)/2 {
+		copy(pending[1:i+1], pending[:i])
+		pending[0] = ToolCall{}
+		pending = pending[1:]
+	} else {
+		pending = slices.Delete(pending, i, i+1)
+	}
+	if slices.ContainsFunc(pending, func(c ToolCall) bool { return c.ID == id }) {
+		return withoutPending(pending, id) // the same id twice: remove every one, as the pure reducer does
+	}
+	return pending
+}
+
+// streamedInPlace is streamed for the Agent's own partial message, changed in place.
+func streamedInPlace(partial *AssistantMessage, e AssistantEvent) *AssistantMessage {
+	if _, ok := e.(StartEvent); ok {
+		return &AssistantMessage{}
+	}
+	if partial == nil {
+		return nil
+	}
+	switch e := e.(type) {
+	case TextDeltaEvent:
+		text, _ := blockAt(partial.Content, e.ContentIndex).(TextContent)
+		partial.Content = withBlock(partial.Content, e.ContentIndex, Text(text.Text+e.Delta))
+	case ThinkingDeltaEvent:
+		thinking, _ := blockAt(partial.Content, e.ContentIndex).(ThinkingContent)
+		thinking.Thinking += e.Delta
+		partial.Content = withBlock(partial.Content, e.ContentIndex, thinking)
+	case ToolCallEndEvent:
+		partial.Content = withBlock(partial.Content, e.ContentIndex, e.ToolCall)
+	case DoneEvent, ErrorEvent:
+		return nil
+	}
+	return partial
+}
+
 // appendMessage returns messages followed by a copy of m, in a new array: the caller's array is
 // never written.
 func appendMessage(messages []Message, m Message) []Message {

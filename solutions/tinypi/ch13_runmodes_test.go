@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -913,6 +914,57 @@ func TestLab13_4_RPC命令_LongLine(t *testing.T) {
 	r.response("1", "state", true)
 }
 
+func TestLab13_4_RPC命令_OneLineOneCommand(t *testing.T) {
+	r := ch13StartRPC(t, &ch13Child{})
+	notACommand := func(line, why string) {
+		t.Helper()
+		r.send(line)
+		if v := r.next(); v["type"] != "response" || v["id"] != "" || v["success"] != false || v["error"] == nil {
+			t.Errorf("%s: %v; want one failed response with an empty id: a line is one command or an error", why, v)
+		}
+	}
+	notACommand(`{"id":"t1","type":"state"} {"id":"t2","type":"abort"}`, "two JSON values on one line")
+	notACommand(`{"id":"t3","type":"prompt","message":"hi"}garbage`, "a command followed by garbage")
+	notACommand(`{"id":"t4","type":"prompt","message":"hi"}{}`, "a command followed by {}")
+	for _, line := range []string{`{"id":"e1","type":"prompt","message":""}`, `{"id":"e1","type":"prompt","message":null}`, `{"id":"e1","type":"prompt"}`} {
+		r.send(line)
+		if v := r.response("e1", "prompt", false); v["error"] == nil {
+			t.Errorf("%s: %v; want a refusal with an error: an empty prompt starts no run", line, v)
+		}
+	}
+	// Nothing above started a run: the first line after them is the state's response, no event.
+	r.send(`{"id":"s","type":"state"}`)
+	if v := r.response("s", "state", true); !cmp.Equal(v["data"], map[string]any{"running": false, "messages": 0.0, "lastError": ""}) {
+		t.Errorf("state after the refused lines: data %v; want running false and 0 messages: none of them may run", v["data"])
+	}
+}
+
+func TestLab13_4_RPC命令_QueueBound(t *testing.T) {
+	r := ch13StartRPC(t, &ch13Child{})
+	r.send(`{"id":"p","type":"prompt","message":"think hard"}`)
+	r.response("p", "prompt", true)
+	if diff := cmp.Diff([]string{"run_start", "model_event", "model_event"}, r.events(3)); diff != "" {
+		t.Fatalf("the run's first events (-want +got):\n%s", diff)
+	}
+	// The model waits: nothing queued is taken, so the bound is reached after exactly
+	// MaxRPCQueuedMessages accepted messages, steer and follow_up together.
+	for i := range MaxRPCQueuedMessages {
+		kind := []string{"follow_up", "steer"}[i%2]
+		id := fmt.Sprint("q", i)
+		r.send(fmt.Sprintf(`{"id":%q,"type":%q,"message":"more %d"}`, id, kind, i))
+		r.response(id, kind, true)
+	}
+	for _, kind := range []string{"follow_up", "steer"} {
+		r.send(fmt.Sprintf(`{"id":"over","type":%q,"message":"one too many"}`, kind))
+		if v := r.response("over", kind, false); v["error"] == nil {
+			t.Errorf("%s past MaxRPCQueuedMessages (%d) waiting: %v; want a refusal with an error", kind, MaxRPCQueuedMessages, v)
+		}
+	}
+	r.send(`{"id":"a","type":"abort"}`)
+	r.response("a", "abort", true)
+	r.until("run_end")
+}
+
 func TestLab13_5_RPC收尾_EOFAborts(t *testing.T) {
 	c := &ch13Child{}
 	r := ch13StartRPC(t, c)
@@ -1182,6 +1234,96 @@ func TestLab13_6_代理服务端_Refusals(t *testing.T) {
 	}
 }
 
+func TestLab13_6_代理服务端_HostileClients(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	// The model pushes 128 deltas of 64 KiB, far more than the connection's buffers hold, and
+	// then waits for its context: cancelled says the handler let it go.
+	cancelled := make(chan struct{})
+	big := strings.Repeat("x", 64<<10)
+	model := ch13ModelFunc(func(ctx context.Context, req Request) *AssistantStream {
+		s := NewAssistantStream()
+		go func() {
+			defer s.Close()
+			s.Push(StartEvent{})
+			for range 128 {
+				s.Push(TextDeltaEvent{Delta: big})
+			}
+			<-ctx.Done()
+			close(cancelled)
+			s.Push(ErrorEvent{Message: AssistantMessage{StopReason: StopReasonAborted, ErrorMessage: ctx.Err().Error()}})
+		}()
+		return s
+	})
+	h, err := NewProxyHandler(model, ProxyServerOptions{Token: "secret", WriteTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := NewProxyServer(ln.Addr().String(), h)
+	if srv.ReadHeaderTimeout <= 0 || srv.ReadTimeout <= 0 || srv.IdleTimeout <= 0 {
+		t.Errorf("NewProxyServer: ReadHeaderTimeout %v, ReadTimeout %v, IdleTimeout %v; want all three set", srv.ReadHeaderTimeout, srv.ReadTimeout, srv.IdleTimeout)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	defer func() {
+		srv.Close()
+		<-served
+	}()
+	dial := func() net.Conn {
+		t.Helper()
+		conn, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(ch13Deadline)) // a guard against a hang, not a wait
+		return conn
+	}
+
+	// A wrong token with a whole body: 401 (and the stub's message, when the lab is not done).
+	first := dial()
+	defer first.Close()
+	fmt.Fprintf(first, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		ProxyStreamPath, len(ch13ProxyRequestBody), ch13ProxyRequestBody)
+	if resp, err := http.ReadResponse(bufio.NewReader(first), nil); err == nil {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		ch13Pending(t, string(body))
+	}
+	first.Close()
+
+	// A wrong token with a chunked body that never ends: 401 at once, the body unread.
+	conn := dial()
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer wrong\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n{\r\n", ProxyStreamPath)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a wrong token with a body that never ends: no response within %v; want a 401 without the body being read", ch13Deadline)
+	}
+	if err != nil {
+		t.Fatalf("a wrong token with a body that never ends: the connection failed before a response (%T); want a 401", errors.Unwrap(err))
+	}
+	ch13Pending(t, resp.Status)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a wrong token with a body that never ends: %s; want 401", resp.Status)
+	}
+
+	// A client that sends a request and then reads nothing: the write of an event times out, the
+	// handler returns, and the model's stream is cancelled.
+	stalled := dial()
+	defer stalled.Close()
+	stalled.(*net.TCPConn).SetReadBuffer(4096)
+	fmt.Fprintf(stalled, "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer secret\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		ProxyStreamPath, len(ch13ProxyRequestBody), ch13ProxyRequestBody)
+	select {
+	case <-cancelled:
+	case <-time.After(ch13Deadline):
+		t.Errorf("a client that stopped reading: the model's stream still runs after %v; want the write timeout (200ms) to end the handler and cancel it", ch13Deadline)
+	}
+	stalled.Close()
+}
+
 // --- Lab 13.7: rebuilding the message ------------------------------------------------------------
 
 // ch13Rebuild applies wire events (JSON, as the server sends them) to a new rebuild and returns
@@ -1413,9 +1555,103 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 			if after := time.Now().UnixMilli(); tt.want != StopReasonStop && (msg.Timestamp < before || msg.Timestamp > after) {
 				t.Errorf("timestamp %d; want the failure's time in milliseconds, between %d and %d", msg.Timestamp, before, after)
 			}
-			if msg.StopReason != tt.want || text != wantText || !strings.HasPrefix(msg.ErrorMessage, tt.wantMsg) || tt.want != StopReasonStop && msg.Timestamp == 0 {
+			if msg.StopReason != tt.want {
+				// How much text came before a wrong end depends on the timing: it is not shown.
+				t.Errorf("stop %s, error %q; want stop %s, an error starting %q", msg.StopReason, msg.ErrorMessage, tt.want, tt.wantMsg)
+			} else if text != wantText || !strings.HasPrefix(msg.ErrorMessage, tt.wantMsg) || tt.want != StopReasonStop && msg.Timestamp == 0 {
 				t.Errorf("stop %s, text %q, error %q, timestamp %d; want stop %s, text %q, an error starting %q, a timestamp",
 					msg.StopReason, TextOf(msg.Content), msg.ErrorMessage, msg.Timestamp, tt.want, tt.wantText, tt.wantMsg)
+			}
+			srv.CloseClientConnections()
+		})
+	}
+}
+
+func TestLab13_8_不挂起的客户端_Bounds(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	const limit = 64 << 10
+	kb := strings.Repeat("x", 1024)
+	// endless writes frames after a start event until the client goes away: for ever, as far
+	// as a client with a bound of limit bytes can tell, since it stops writing only after 64
+	// times that (a client without the bound then waits at the test's deadline, and its memory
+	// stays small).
+	endless := func(frame string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"type\":\"start\"}\n\n")
+			for written := 0; r.Context().Err() == nil && written < 64*limit; written += len(frame) {
+				if _, err := io.WriteString(w, frame); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+			}
+			<-r.Context().Done()
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		handler http.HandlerFunc
+		model   ProxyModel
+		want    StopReason
+		wantMsg string
+	}{
+		{"one event that never ends", endless("data: " + kb + "\n"),
+			ProxyModel{MaxEventBytes: limit, IdleTimeout: 4 * ch13Deadline},
+			StopReasonError, "proxy: the stream broke: proxy: an event over 65536 bytes"},
+		{"deltas for ever", endless(`data: {"type":"text_delta","delta":"` + kb + "\"}\n\n"),
+			ProxyModel{MaxMessageBytes: limit, IdleTimeout: 4 * ch13Deadline},
+			StopReasonError, "proxy: a message over 65536 bytes"},
+		{"keep-alives only", endless(": keep-alive\n\n"),
+			ProxyModel{IdleTimeout: 200 * time.Millisecond},
+			StopReasonError, "proxy: no event for 200ms: the server stalled"},
+		{"many events, each under the bound", func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, "data: {\"type\":\"start\"}\n\n")
+			for range 4 * limit / len(kb) {
+				fmt.Fprintf(w, "data: {\"type\":\"text_delta\",\"delta\":%q}\n\n", kb)
+			}
+			io.WriteString(w, "data: {\"type\":\"done\",\"stopReason\":\"stop\"}\n\n")
+		}, ProxyModel{MaxEventBytes: limit, IdleTimeout: 4 * ch13Deadline}, StopReasonStop, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(tt.handler)
+			defer srv.Close()
+			m := tt.model
+			m.URL, m.Token = srv.URL, "tok"
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel() // before srv.Close: a client still reading would keep its handler
+			s := m.Stream(ctx, Request{Messages: []Message{UserText("hi")}})
+			done := make(chan AssistantMessage, 1)
+			go func() {
+				for range s.All() {
+				}
+				msg, _ := s.Result()
+				done <- msg
+			}()
+			var msg AssistantMessage
+			select {
+			case msg = <-done:
+			case <-time.After(ch13Deadline):
+				cancel()
+				<-done
+				t.Fatalf("%s: the stream did not end within %v", tt.name, ch13Deadline)
+			}
+			ch13Pending(t, msg.ErrorMessage)
+			if msg.StopReason != tt.want || !strings.HasPrefix(msg.ErrorMessage, tt.wantMsg) {
+				t.Errorf("stop %s, error %q; want stop %s, an error starting %q", msg.StopReason, msg.ErrorMessage, tt.want, tt.wantMsg)
+			}
+			text := TextOf(msg.Content)
+			switch tt.name {
+			case "deltas for ever":
+				if len(text) == 0 || len(text) > limit || strings.Trim(text, "x") != "" {
+					t.Errorf("the message holds %d bytes of text; want the deltas rebuilt until the bound, at most %d", len(text), limit)
+				}
+			case "many events, each under the bound":
+				if len(text) != 4*limit {
+					t.Errorf("the message holds %d bytes of text; want %d: the bound is for one event, not the stream", len(text), 4*limit)
+				}
 			}
 			srv.CloseClientConnections()
 		})

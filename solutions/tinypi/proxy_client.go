@@ -20,8 +20,22 @@ import (
 
 // DefaultProxyIdleTimeout is how long ProxyModel waits for the response and then for each next
 // event when ProxyModel.IdleTimeout is 0. A provider that is thinking sends nothing for a
-// while; half a minute without a byte is a stalled connection.
+// while; half a minute without an event is a stalled connection. Only a whole event restarts
+// the wait: SSE comments (keep-alives) and lines of an event that never ends do not, so a
+// server that sends nothing but keep-alives cannot hold the client for ever.
 const DefaultProxyIdleTimeout = 30 * time.Second
+
+// DefaultMaxProxyEventBytes bounds one event on the wire when ProxyModel.MaxEventBytes is 0:
+// the proxy sends each event as one data line, which ReadSSE already bounds at 1 MiB; an event
+// whose lines go on past the bound without the blank line that ends it is an error, not memory
+// that grows until the idle timeout.
+const DefaultMaxProxyEventBytes = 2 << 20
+
+// DefaultMaxProxyMessageBytes bounds the data of one stream's events together when
+// ProxyModel.MaxMessageBytes is 0. The message rebuilt from them is smaller than their data, so
+// this bounds the message too: a server that sends deltas for ever, each in time to restart the
+// idle wait, ends the stream with an error instead of filling the memory.
+const DefaultMaxProxyMessageBytes = 64 << 20
 
 // ProxyModel is a Model whose responses come from a proxy server (NewProxyHandler). Its stream
 // always ends with a DoneEvent or an ErrorEvent, and never waits longer than IdleTimeout for the
@@ -33,8 +47,14 @@ type ProxyModel struct {
 	Token  string       // the bearer token
 	Client *http.Client // nil: a client of its own; its Timeout should be 0, since a stream is long
 	// IdleTimeout bounds the wait for the response and then for each event; 0 means
-	// DefaultProxyIdleTimeout.
+	// DefaultProxyIdleTimeout. SSE comments do not restart it.
 	IdleTimeout time.Duration
+	// MaxEventBytes bounds the bytes read for one event (from the end of the last one); 0 means
+	// DefaultMaxProxyEventBytes.
+	MaxEventBytes int
+	// MaxMessageBytes bounds the data of all the events of one stream together; 0 means
+	// DefaultMaxProxyMessageBytes.
+	MaxMessageBytes int
 }
 
 // errProxyIdle is the cause with which a relay cancels its request when the server is silent.
@@ -81,12 +101,19 @@ func (m *ProxyModel) relay(parent context.Context, req Request, out *AssistantSt
 		fail(proxyStatusError(resp))
 		return
 	}
-	for ev, err := range ReadSSE(resp.Body) {
+	body := newProxyEventReader(resp.Body, m.maxEventBytes())
+	total, maxTotal := 0, m.maxMessageBytes()
+	for ev, err := range ReadSSE(body) {
 		if err != nil {
 			fail(fmt.Errorf("proxy: the stream broke: %w", err))
 			return
 		}
+		body.eventDone()
 		watchdog.Reset(idle)
+		if total += len(ev.Data); total > maxTotal {
+			fail(fmt.Errorf("proxy: a message over %d bytes", maxTotal))
+			return
+		}
 		var pe proxyEvent
 		if err := json.Unmarshal([]byte(ev.Data), &pe); err != nil {
 			fail(fmt.Errorf("proxy: an event is not JSON: %w", err))
@@ -159,10 +186,41 @@ func proxyStatusError(resp *http.Response) error {
 	}
 }
 
-// proxyRebuild rebuilds the assistant message from the wire events, as the events arrive.
+// proxyEventReader reads a stream for ReadSSE and fails once more than limit bytes have been
+// read since the last event (eventDone): one event that never ends cannot fill the memory.
+// ReadSSE reads ahead, so the bytes counted for an event may include up to one buffer of the
+// event before it.
+type proxyEventReader struct {
+	r     io.Reader
+	limit int
+	n     int // bytes read since the last eventDone
+}
+
+func newProxyEventReader(r io.Reader, limit int) *proxyEventReader {
+	return &proxyEventReader{r: r, limit: limit}
+}
+
+// Read implements io.Reader.
+func (r *proxyEventReader) Read(p []byte) (int, error) {
+	if r.n > r.limit {
+		return 0, fmt.Errorf("proxy: an event over %d bytes", r.limit)
+	}
+	n, err := r.r.Read(p)
+	r.n += n
+	return n, err
+}
+
+// eventDone starts counting for the next event.
+func (r *proxyEventReader) eventDone() { r.n = 0 }
+
+// proxyRebuild rebuilds the assistant message from the wire events, as the events arrive. The
+// text of a text or thinking block grows in a builder, so that a delta costs its own length,
+// not the length of the text so far: content holds an empty TextContent or ThinkingContent at
+// that index until message fills it in.
 type proxyRebuild struct {
 	started bool
 	content []ContentBlock
+	texts   map[int]*strings.Builder // text and thinking by content index
 	args    map[int]*strings.Builder // tool call arguments by content index, until toolcall_end
 }
 
@@ -170,6 +228,14 @@ type proxyRebuild struct {
 // arguments its deltas carried.
 func (b *proxyRebuild) message() AssistantMessage {
 	content := slices.Clone(b.content)
+	for i, text := range b.texts {
+		switch content[i].(type) {
+		case TextContent:
+			content[i] = Text(text.String())
+		case ThinkingContent:
+			content[i] = ThinkingContent{Thinking: text.String()}
+		}
+	}
 	for i, args := range b.args {
 		call, _ := content[i].(ToolCall)
 		call.Arguments = args.String()
@@ -199,20 +265,30 @@ func (b *proxyRebuild) apply(pe proxyEvent) (AssistantEvent, error) {
 		}
 		b.started = true
 		return StartEvent{}, nil
-	case "text_delta":
+	case "text_delta", "thinking_delta":
 		if err := index(); err != nil {
 			return nil, err
 		}
-		text, _ := blockAt(b.content, pe.ContentIndex).(TextContent)
-		b.content = withBlock(b.content, pe.ContentIndex, Text(text.Text+pe.Delta))
+		var kind ContentBlock = TextContent{}
+		if pe.Type == "thinking_delta" {
+			kind = ThinkingContent{}
+		}
+		if b.texts == nil {
+			b.texts = map[int]*strings.Builder{}
+		}
+		text, block := b.texts[pe.ContentIndex], blockAt(b.content, pe.ContentIndex)
+		if text == nil || block == nil || block.BlockType() != kind.BlockType() {
+			// A new block of this kind: its text starts empty.
+			text = &strings.Builder{}
+			b.texts[pe.ContentIndex] = text
+			delete(b.args, pe.ContentIndex)
+			b.content = withBlock(b.content, pe.ContentIndex, kind)
+		}
+		text.WriteString(pe.Delta)
+		if pe.Type == "thinking_delta" {
+			return ThinkingDeltaEvent{ContentIndex: pe.ContentIndex, Delta: pe.Delta}, nil
+		}
 		return TextDeltaEvent{ContentIndex: pe.ContentIndex, Delta: pe.Delta}, nil
-	case "thinking_delta":
-		if err := index(); err != nil {
-			return nil, err
-		}
-		thinking, _ := blockAt(b.content, pe.ContentIndex).(ThinkingContent)
-		b.content = withBlock(b.content, pe.ContentIndex, ThinkingContent{Thinking: thinking.Thinking + pe.Delta})
-		return ThinkingDeltaEvent{ContentIndex: pe.ContentIndex, Delta: pe.Delta}, nil
 	case "toolcall_delta":
 		if err := index(); err != nil {
 			return nil, err
@@ -262,6 +338,22 @@ func (b *proxyRebuild) apply(pe proxyEvent) (AssistantEvent, error) {
 	//	_ = pe
 	//	return nil, errors.New(LAB_PENDING)
 	//lab:end
+}
+
+// maxEventBytes is m.MaxEventBytes, or DefaultMaxProxyEventBytes when it is not positive.
+func (m *ProxyModel) maxEventBytes() int {
+	if m.MaxEventBytes > 0 {
+		return m.MaxEventBytes
+	}
+	return DefaultMaxProxyEventBytes
+}
+
+// maxMessageBytes is m.MaxMessageBytes, or DefaultMaxProxyMessageBytes when it is not positive.
+func (m *ProxyModel) maxMessageBytes() int {
+	if m.MaxMessageBytes > 0 {
+		return m.MaxMessageBytes
+	}
+	return DefaultMaxProxyMessageBytes
 }
 
 // idleTimeout is m.IdleTimeout, or DefaultProxyIdleTimeout when it is not positive.

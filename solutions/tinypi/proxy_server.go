@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // This file is chapter 13's proxy: a model's stream relayed through an HTTP server, for a
@@ -27,10 +28,36 @@ const ProxyStreamPath = "/api/stream"
 // fill the server's memory.
 const MaxProxyRequestBytes = 8 << 20
 
+// DefaultProxyWriteTimeout bounds the write of one event when ProxyServerOptions.WriteTimeout is
+// 0: a client that stops reading fills its connection's buffers, and then a write waits for it.
+const DefaultProxyWriteTimeout = 30 * time.Second
+
 // ProxyServerOptions configures NewProxyHandler.
 type ProxyServerOptions struct {
 	// Token is the bearer token every request must carry. It must not be empty.
 	Token string
+	// WriteTimeout bounds the write of each event; 0 means DefaultProxyWriteTimeout. When it
+	// passes (the client stopped reading), the handler returns and the model's stream is
+	// cancelled.
+	WriteTimeout time.Duration
+}
+
+// NewProxyServer returns an http.Server for handler (NewProxyHandler's) on addr, with the
+// timeouts a server that faces other programs needs: ReadHeaderTimeout and ReadTimeout bound
+// the request (a client that sends its headers or body byte by byte, or never ends a chunked
+// body, is cut off), IdleTimeout closes a kept-alive connection nobody uses, and MaxHeaderBytes
+// bounds the headers. It has no WriteTimeout, which would bound a whole stream: the handler
+// bounds each event's write instead, and clears the read deadline once the body is read, so
+// that a long answer outlives ReadTimeout.
+func NewProxyServer(addr string, handler http.Handler) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
 }
 
 // NewProxyHandler returns the proxy's HTTP handler: POST /api/stream with
@@ -43,8 +70,10 @@ type ProxyServerOptions struct {
 //   - a missing or wrong token (401);
 //   - a body over MaxProxyRequestBytes (413) or that does not decode (400).
 //
-// Every response forbids framing and sniffing. The model's stream is cancelled when the client
-// goes away.
+// A refusal before the body is read closes the connection without reading the body: a wrong
+// token with a body that never ends gets its 401 at once. Every response forbids framing and
+// sniffing. The model's stream is cancelled when the client goes away, and when one event
+// cannot be written within the write timeout (a client that stopped reading).
 func NewProxyHandler(model Model, opts ProxyServerOptions) (http.Handler, error) {
 	if model == nil {
 		return nil, errors.New("tinypi: NewProxyHandler: no model")
@@ -52,12 +81,17 @@ func NewProxyHandler(model Model, opts ProxyServerOptions) (http.Handler, error)
 	if opts.Token == "" {
 		return nil, errors.New("tinypi: NewProxyHandler: the token is empty")
 	}
-	return &proxyHandler{model: model, token: []byte(opts.Token)}, nil
+	writeTimeout := opts.WriteTimeout
+	if writeTimeout <= 0 {
+		writeTimeout = DefaultProxyWriteTimeout
+	}
+	return &proxyHandler{model: model, token: []byte(opts.Token), writeTimeout: writeTimeout}, nil
 }
 
 type proxyHandler struct {
-	model Model
-	token []byte
+	model        Model
+	token        []byte
+	writeTimeout time.Duration
 }
 
 func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -66,6 +100,9 @@ func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Frame-Options", "DENY")
 	hdr.Set("Content-Security-Policy", "frame-ancestors 'none'")
 	hdr.Set("X-Content-Type-Options", "nosniff")
+	// Until the body is decoded, every answer is a refusal: the connection closes after it, and
+	// net/http does not read the body first.
+	hdr.Set("Connection", "close")
 	if r.URL.Path != ProxyStreamPath {
 		http.Error(w, "not found", http.StatusNotFound)
 		return
@@ -89,7 +126,9 @@ func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), status)
 		return
 	}
+	hdr.Del("Connection")
 	flusher, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
@@ -104,6 +143,7 @@ func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		buf.WriteString("data: ")
 		buf.Write(data)
 		buf.WriteString("\n\n")
+		rc.SetWriteDeadline(time.Now().Add(h.writeTimeout))
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			return // the client went away; r.Context() is cancelled, and with it the model
 		}
@@ -112,7 +152,7 @@ func (h *proxyHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	//lab:stub
-	//	_, _, _ = h.authorized, loopbackHost, decodeProxyRequest
+	//	_, _, _, _ = h.authorized, loopbackHost, decodeProxyRequest, h.writeTimeout
 	//	http.Error(w, LAB_PENDING, http.StatusNotImplemented)
 	//lab:end
 }
@@ -139,11 +179,17 @@ func loopbackHost(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// decodeProxyRequest reads the request body, at most MaxProxyRequestBytes of it.
+// decodeProxyRequest reads the request body, at most MaxProxyRequestBytes of it. Once it is
+// read, the connection's read deadline (a server's ReadTimeout, NewProxyServer) is cleared: it
+// bounds the request, and must not end the stream that answers it.
 func decodeProxyRequest(w http.ResponseWriter, r *http.Request) (Request, int, error) {
 	body := http.MaxBytesReader(w, r.Body, MaxProxyRequestBytes)
 	var pr proxyRequest
-	if err := json.NewDecoder(body).Decode(&pr); err != nil {
+	err := json.NewDecoder(body).Decode(&pr)
+	if err == nil {
+		http.NewResponseController(w).SetReadDeadline(time.Time{})
+	}
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return Request{}, http.StatusRequestEntityTooLarge, fmt.Errorf("request body over %d bytes", tooBig.Limit)

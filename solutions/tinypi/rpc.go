@@ -20,6 +20,11 @@ import (
 // up to its newline, without being held in memory.
 const MaxRPCLineBytes = 1 << 20
 
+// MaxRPCQueuedMessages bounds the steer and follow_up messages accepted and not yet taken by the
+// run: past it they are refused with an error response. Each may be as long as a line, so
+// without a bound a driver could queue lines until memory runs out.
+const MaxRPCQueuedMessages = 64
+
 // RPCCommand is one line of stdin.
 type RPCCommand struct {
 	ID string `json:"id"`
@@ -52,7 +57,9 @@ type RPCResponse struct {
 // it is done, ServeRPC ends as it does at the end of stdin.
 func ServeRPC(ctx context.Context, rt *Runtime, stdin io.Reader, stdout io.Writer) error {
 	out := &rpcWriter{w: stdout}
+	queued := &rpcQueue{limit: MaxRPCQueuedMessages}
 	unsubscribe := rt.Agent.Subscribe(func(e AgentEvent) {
+		queued.observe(e)
 		line, err := MarshalAgentEvent(e)
 		if err != nil {
 			return
@@ -83,7 +90,7 @@ func ServeRPC(ctx context.Context, rt *Runtime, stdin io.Reader, stdout io.Write
 		// Events delivered while the command runs wait for its response: a prompt's run_start
 		// is delivered inside Prompt, before the response could be written.
 		out.hold()
-		out.release(handleRPC(ctx, rt, line))
+		out.release(handleRPC(ctx, rt, queued, line))
 	}
 	return shutdownRPC(rt, out)
 }
@@ -107,8 +114,10 @@ func shutdownRPC(rt *Runtime, out *rpcWriter) error {
 	//lab:end
 }
 
-// handleRPC runs one command line and returns its response.
-func handleRPC(ctx context.Context, rt *Runtime, line []byte) RPCResponse {
+// handleRPC runs one command line and returns its response. A line is one command: a line
+// with more than one JSON value, or anything but spaces after the command, is not a command and
+// runs nothing. queued counts the steer and follow_up messages waiting for the run.
+func handleRPC(ctx context.Context, rt *Runtime, queued *rpcQueue, line []byte) RPCResponse {
 	//lab:begin 13.4
 	var cmd RPCCommand
 	dec := json.NewDecoder(bytes.NewReader(line))
@@ -116,15 +125,25 @@ func handleRPC(ctx context.Context, rt *Runtime, line []byte) RPCResponse {
 	if err := dec.Decode(&cmd); err != nil {
 		return RPCResponse{Error: fmt.Sprintf("not a command: %v", err)}
 	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return RPCResponse{Error: "not a command: more than one JSON value on the line"}
+	}
 	resp := RPCResponse{ID: cmd.ID, Command: cmd.Type}
 	var err error
 	switch cmd.Type {
-	case "prompt":
-		err = rt.Agent.Prompt(context.WithoutCancel(ctx), UserText(cmd.Message))
-	case "steer":
-		err = rt.Agent.Steer(UserText(cmd.Message))
-	case "follow_up":
-		err = rt.Agent.FollowUp(UserText(cmd.Message))
+	case "prompt", "steer", "follow_up":
+		if cmd.Message == "" {
+			err = fmt.Errorf("%s needs a message", cmd.Type)
+			break
+		}
+		switch cmd.Type {
+		case "prompt":
+			err = rt.Agent.Prompt(context.WithoutCancel(ctx), UserText(cmd.Message))
+		case "steer":
+			err = queued.admit(func() error { return rt.Agent.Steer(UserText(cmd.Message)) })
+		case "follow_up":
+			err = queued.admit(func() error { return rt.Agent.FollowUp(UserText(cmd.Message)) })
+		}
 	case "abort":
 		rt.Agent.Abort()
 	case "state":
@@ -140,9 +159,51 @@ func handleRPC(ctx context.Context, rt *Runtime, line []byte) RPCResponse {
 	resp.Success = true
 	return resp
 	//lab:stub
-	//	_, _, _ = ctx, rt, line
+	//	_, _, _, _ = ctx, rt, queued, line
 	//	return RPCResponse{Error: LAB_PENDING}
 	//lab:end
+}
+
+// rpcQueue counts the steer and follow_up messages the Agent accepted and the run has not
+// taken yet, and refuses more than limit of them. The count follows the Agent's events: a
+// queued_message event is one message taken, a run's start or end empties the queues.
+type rpcQueue struct {
+	mu      sync.Mutex
+	limit   int
+	waiting int
+}
+
+// admit calls queue, which hands one message to the Agent, unless limit messages are waiting
+// already; a message the Agent accepted is counted.
+func (q *rpcQueue) admit(queue func() error) error {
+	q.mu.Lock()
+	if q.waiting >= q.limit {
+		defer q.mu.Unlock()
+		return fmt.Errorf("%d messages are already waiting for the run (the most a run may have queued)", q.waiting)
+	}
+	q.waiting++ // held for this message while the Agent, which may deliver events, is asked
+	q.mu.Unlock()
+	if err := queue(); err != nil {
+		q.mu.Lock()
+		q.waiting = max(q.waiting-1, 0)
+		q.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// observe follows one Agent event.
+func (q *rpcQueue) observe(e AgentEvent) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch e := e.(type) {
+	case RunStartEvent, RunEndEvent:
+		q.waiting = 0
+	case RunLoopEvent:
+		if _, ok := e.Event.(QueuedMessageEvent); ok && q.waiting > 0 {
+			q.waiting--
+		}
+	}
 }
 
 // rpcWriter writes whole lines to w, one at a time, and keeps the first write error. Between
