@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
@@ -58,43 +57,5 @@ func BenchmarkBatchReads(b *testing.B) {
 			}
 			reportPer(b, "call", k)
 		})
-	}
-}
-
-// allocatedToBatch returns the bytes allocated by one Agent run whose model asks for k parallel
-// calls of a tool that answers at once, in one message.
-func allocatedToBatch(t *testing.T, k int) uint64 {
-	t.Helper()
-	agent, err := tinypi.NewAgent(tinypi.AgentOptions{SystemPrompt: "bench", Model: &turnModel{script: fanoutScript(k, "noop"), chunks: 1},
-		Tools: tinypi.MustRegistry(okTool("noop", nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	if err := agent.Prompt(context.Background(), tinypi.UserText("go")); err != nil {
-		t.Fatal(err)
-	}
-	if err := agent.WaitForIdle(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	runtime.ReadMemStats(&after)
-	if st := agent.State(); len(st.Messages) != k+3 || st.LastError != "" {
-		t.Fatalf("the run of %d calls ended with %d messages (%q); want %d", k, len(st.Messages), st.LastError, k+3)
-	}
-	return after.TotalAlloc - before.TotalAlloc
-}
-
-// One message with k parallel calls costs the Agent O(k) (issue 36): four times the calls
-// allocate about four times the bytes. The Agent's state used to be rebuilt by the pure reducer
-// at every tool event, copying the transcript and the pending calls each time: 1,000 calls
-// through a runtime allocated 181 MB and 4,000 1.73 GB (9.5 times). Allocations, unlike times,
-// do not depend on the machine's load.
-func TestAgentBatchIsLinear(t *testing.T) {
-	small, large := allocatedToBatch(t, 1000), allocatedToBatch(t, 4000)
-	ratio := float64(large) / float64(small)
-	t.Logf("1,000 calls: %d bytes allocated; 4,000 calls: %d (×%.2f)", small, large, ratio)
-	if ratio > 5 {
-		t.Errorf("4,000 calls allocate %.2f times what 1,000 do: the batch path is not linear", ratio)
 	}
 }

@@ -504,14 +504,7 @@ func (a *Agent) publish(e AgentEvent) {
 
 // publishLocked reduces e into the state and queues it for delivery.
 func (a *Agent) publishLocked(e AgentEvent) {
-	if le, ok := e.(RunLoopEvent); ok && le.RunID == a.state.RunID {
-		// The agent's state is its own (State hands out deep copies): a loop event, the
-		// bulk of a run, extends it in place, so that a batch of n calls costs O(n), where the
-		// pure reducer would copy the transcript at every one of them.
-		reduceLoopEventInPlace(&a.state, le.Event)
-	} else {
-		a.state = ReduceAgentState(a.state, e)
-	}
+	a.state = ReduceAgentState(a.state, e)
 	a.outbox = append(a.outbox, e)
 	if a.quiet == nil {
 		a.quiet = make(chan struct{})
