@@ -520,7 +520,10 @@ func (m ch11ModelThatAppends) Stream(ctx context.Context, req Request) *Assistan
 
 func TestLab11_5_生成摘要_Compact(t *testing.T) {
 	s := ch11SessionOf(t, ch11CountedLog())
-	summarizer := NewScriptedModel(ch10Answer("  用户要读 README；已读。\n"))
+	// The summary comes in two text blocks: the summary is all of its text, in order.
+	answer := ch10Answer("  用户要读 README；")
+	answer.Content = append(answer.Content, Text("已读。\n"))
+	summarizer := NewScriptedModel(answer)
 	// While the summary is written, a user message is appended (an Agent logs a queued message
 	// at once): it comes after the cut and is kept.
 	appending := ch11ModelThatAppends{Model: summarizer, s: s, e: ch11User("顺便"), errs: make(chan error, 1)}

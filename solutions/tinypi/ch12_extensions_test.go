@@ -1127,6 +1127,13 @@ func TestLab12_5_结果钩子_Terminate(t *testing.T) {
 			t.Errorf("the log ends with %q, want a %q", last, "turn/end 1 aborted")
 		}
 	})
+	// The loop never hands batchTerminates an empty batch, but the card says what it answers
+	// then: no call asked to end, so nothing ends.
+	t.Run("an empty batch", func(t *testing.T) {
+		if callLab(t, func() bool { return batchTerminates(nil) }) {
+			t.Error("batchTerminates of an empty batch = true, want false: no call asked to end the run")
+		}
+	})
 }
 
 // --- Lab 12.4 执行模式 ---------------------------------------------------------------------------
