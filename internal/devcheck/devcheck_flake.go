@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/manifest"
 	"github.com/learn-tinypi/course/internal/progress"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -74,9 +75,11 @@ func checkFlake(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, runs
 // flakeTimeout bounds one repeated run: the usual bound, and ten seconds more per run. The
 // tests' own guards catch a hang; this bound only stops a run gone wrong, and must not be what
 // fails a correct chapter on a slow, busy machine (chapter 08's runs wait for processes to end
-// and take several seconds each there).
+// and take several seconds each there). It scales with COURSE_TEST_TIMEOUT_SCALE (hang.Bound),
+// which make test sets: on a loaded machine (load about 30 on 2 cores, 2026-12-07) chapter 13's
+// 25 runs under -race took longer than the unscaled 6m10s with nothing wrong.
 func flakeTimeout(runs int) time.Duration {
-	return testTimeout + time.Duration(runs)*10*time.Second
+	return hang.Bound(testTimeout + time.Duration(runs)*10*time.Second)
 }
 
 // flakeVerdict reads a repeated run: every focused test of ch must have passed runs times and
