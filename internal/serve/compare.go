@@ -159,7 +159,7 @@ func (b *builder) compare(v *View, lp *fingerprints, ref *sessionlog.Log, rp *fi
 			}
 		}
 		out := map[int]string{}
-		err := log.Each(b.ctx, seqs, func(e sessionlog.Event) error {
+		err := eachEvent(b.ctx, log, seqs, func(e sessionlog.Event) error {
 			if row, ok := rowOf[e.Seq]; ok {
 				out[row] = eventLine(e, b.lang)
 			}
@@ -167,6 +167,14 @@ func (b *builder) compare(v *View, lp *fingerprints, ref *sessionlog.Log, rp *fi
 				if m := derivedMessage(e); m != nil {
 					out[row] = transcript.DescribeMessage(m)
 				}
+			}
+			return nil
+		}, func(e rawEvent) error {
+			if row, ok := rowOf[e.seq]; ok {
+				out[row] = rawLine(e, b.lang)
+			}
+			if row, ok := msgRow[e.seq]; ok {
+				out[row] = rawLine(e, b.lang)
 			}
 			return nil
 		})

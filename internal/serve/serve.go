@@ -92,6 +92,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/net/netutil"
+
 	"github.com/learn-tinypi/course/internal/sessionlog"
 )
 
@@ -112,6 +114,9 @@ type Options struct {
 	// Progress, when set, is told how far a read of a log has come: its path and the bytes
 	// read, after about every MiB.
 	Progress func(path string, read int64)
+	// MaxViews is how many views are computed at once (0: DefaultMaxViews); a request beyond
+	// them is answered 503 with Retry-After at once.
+	MaxViews int
 }
 
 // Handler serves the page. Make one with NewHandler. Its methods may be called from any number
@@ -123,6 +128,11 @@ type Handler struct {
 	fail *template.Template
 	log  *source
 	ref  *source // nil without a reference
+	// views holds a token for each view being computed (Options.MaxViews of them at most).
+	views chan struct{}
+	// viewStarted, when set (by tests), is called with the context of every view computation
+	// as it starts.
+	viewStarted func(ctx context.Context)
 }
 
 // securityPolicy is the Content-Security-Policy of every answer: the page's own script and
@@ -133,6 +143,10 @@ const securityPolicy = "default-src 'self'; img-src 'self' data:; object-src 'no
 // on the first request (or by Preload).
 func NewHandler(opts Options) (*Handler, error) {
 	h := &Handler{opts: opts, mux: http.NewServeMux()}
+	if opts.MaxViews <= 0 {
+		opts.MaxViews = DefaultMaxViews
+	}
+	h.views = make(chan struct{}, opts.MaxViews)
 	var err error
 	if h.page, err = template.ParseFS(assets, "assets/page.html"); err != nil {
 		return nil, fmt.Errorf("serve: page template: %w", err)
@@ -315,6 +329,12 @@ func (h *Handler) View(ctx context.Context, callSeq int) (*View, *Problem, error
 }
 
 func (h *Handler) view(ctx context.Context, callSeq int) (*View, *Problem, error) {
+	if h.viewStarted != nil {
+		h.viewStarted(ctx)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	lang := h.opts.Lang
 	log, logPrints, err := h.log.get(ctx)
 	var notice *Problem
@@ -389,24 +409,32 @@ func callParam(r *http.Request) (seq int, raw string, ok bool) {
 	return n, raw, err == nil && n >= 0
 }
 
-// viewFor answers the request's ?call= with a view or a problem.
+// viewFor answers the request's ?call= with a view or a problem. The work stops when the
+// client is gone (r's context) or after viewTimeout, when its answer could no longer be written.
 func (h *Handler) viewFor(r *http.Request) (*View, *Problem, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), viewTimeout)
+	defer cancel()
 	seq, raw, ok := callParam(r)
 	if !ok {
-		log, _, err := h.log.get(r.Context())
+		log, _, err := h.log.get(ctx)
 		if err != nil && !(torn(err) && log != nil) {
-			if r.Context().Err() != nil {
-				return nil, nil, r.Context().Err()
+			if ctx.Err() != nil {
+				return nil, nil, ctx.Err()
 			}
 			return nil, Explain(err, h.opts.Log, h.opts.Lang), nil
 		}
 		calls, more := callWindow(log, 0)
 		return nil, h.noCall(&noCallError{seq: -1, param: raw, calls: calls, more: more}), nil
 	}
-	return h.View(r.Context(), seq)
+	return h.View(ctx, seq)
 }
 
 func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
+	release, ok := h.takeView(w)
+	if !ok {
+		return
+	}
+	defer release()
 	v, p, err := h.viewFor(r)
 	if err != nil {
 		return // the request was given up
@@ -433,6 +461,11 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveJSON(w http.ResponseWriter, r *http.Request) {
+	release, ok := h.takeView(w)
+	if !ok {
+		return
+	}
+	defer release()
 	v, p, err := h.viewFor(r)
 	if err != nil {
 		return
@@ -469,13 +502,9 @@ type ServeOptions struct {
 // others are answered 421 Misdirected Request. A listener on every address (0.0.0.0, ::)
 // accepts any Host: there the token is what protects the log.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
-	srv := &http.Server{
-		Handler:           Guard(h, ln.Addr().String(), opts),
-		ReadHeaderTimeout: 10 * time.Second,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
-	}
+	srv := newServer(ctx, ln, h, opts)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
+	go func() { done <- srv.Serve(netutil.LimitListener(ln, maxConns)) }()
 	select {
 	case err := <-done:
 		return fmt.Errorf("serve: %w", err)
@@ -493,6 +522,20 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptio
 	return nil
 }
 
+// newServer is Serve's http.Server for h on ln, with its limits: a request's header, a request,
+// an answer and an idle connection each have a time limit, and a header a size limit.
+func newServer(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) *http.Server {
+	return &http.Server{
+		Handler:           Guard(h, ln.Addr().String(), opts),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+}
+
 // TokenCookie is the cookie that carries ServeOptions.Token after the first request.
 const TokenCookie = "course_serve_token"
 
@@ -503,6 +546,10 @@ func Guard(h http.Handler, addr string, opts ServeOptions) http.Handler {
 		setSecurityHeaders(w.Header())
 		if !any && !allowed[strings.ToLower(r.Host)] {
 			http.Error(w, "421 misdirected request: this server answers only to http://"+addr+"/", http.StatusMisdirectedRequest)
+			return
+		}
+		if why := crossSite(r); why != "" {
+			http.Error(w, why, http.StatusForbidden)
 			return
 		}
 		if opts.Token != "" {

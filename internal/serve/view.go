@@ -360,7 +360,13 @@ func (b *builder) build(callSeq int) (*View, error) {
 	}
 	messages := map[int]MessageView{}
 	events := map[int]EventView{}
-	err := log.Each(b.ctx, need, func(e sessionlog.Event) error {
+	firstKept := map[int]int{} // compaction seq → its firstKeptSeq, for the huge ones
+	for _, h := range hists {
+		if h.Compaction >= 0 {
+			firstKept[h.Compaction] = h.FirstKept
+		}
+	}
+	err := eachEvent(b.ctx, log, need, func(e sessionlog.Event) error {
 		if isShown[e.Seq] {
 			events[e.Seq] = b.eventView(e, ch, siblings)
 		}
@@ -371,8 +377,26 @@ func (b *builder) build(callSeq int) (*View, error) {
 			messages[e.Seq] = b.summaryView(e)
 		}
 		return nil
+	}, func(e rawEvent) error {
+		if isShown[e.seq] {
+			events[e.seq] = b.rawEventView(e, ch, siblings)
+		}
+		switch e.typ {
+		case sessionlog.TypeUserMessage, sessionlog.TypeAssistantMessage, sessionlog.TypeToolResult:
+			messages[e.seq] = b.rawMessageView(e, -1)
+		case sessionlog.TypeCompaction:
+			kept, ok := firstKept[e.seq]
+			if !ok {
+				kept = -1
+			}
+			messages[e.seq] = b.rawMessageView(e, kept)
+		}
+		return nil
 	})
 	if err != nil {
+		return nil, err
+	}
+	if err := b.ctx.Err(); err != nil {
 		return nil, err
 	}
 	prev := -1
@@ -499,25 +523,30 @@ func (b *builder) eventView(e sessionlog.Event, ch chain, siblings map[int]bool)
 		cv.ChangedFiles, cv.ChangedHidden = fileList(c.ChangedFiles)
 		v.Compaction = cv
 	}
-	switch e.Seq {
-	case ch.assistant:
-		v.Focus = "assistant"
-	case ch.call:
-		v.Focus = "call"
-	case ch.start:
-		v.Focus = "start"
-	case ch.result:
-		v.Focus = "result"
-	case ch.request:
-		v.Focus = "request"
-	case ch.compaction:
-		v.Focus = "compaction"
-	default:
-		if siblings[e.Seq] {
-			v.Focus = "sibling"
-		}
-	}
+	v.Focus = focusOf(e.Seq, ch, siblings)
 	return v
+}
+
+// focusOf is the part of the event at seq in the round trip ch (EventView.Focus).
+func focusOf(seq int, ch chain, siblings map[int]bool) string {
+	switch seq {
+	case ch.assistant:
+		return "assistant"
+	case ch.call:
+		return "call"
+	case ch.start:
+		return "start"
+	case ch.result:
+		return "result"
+	case ch.request:
+		return "request"
+	case ch.compaction:
+		return "compaction"
+	}
+	if siblings[seq] {
+		return "sibling"
+	}
+	return ""
 }
 
 // cutCount is cut(s, n) and the number of bytes of s it left out.

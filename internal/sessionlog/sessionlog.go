@@ -485,6 +485,36 @@ func (l *Log) Each(ctx context.Context, seqs []int, f func(Event) error) error {
 	return nil
 }
 
+// LineSize returns the length in bytes of the line of the event at seq (without its newline),
+// so that a reader can tell a line too long to decode for its purpose before reading it.
+func (l *Log) LineSize(seq int) int { return int(l.entries[seq].size) }
+
+// LinePrefix reads again the first n bytes of the line of the event at seq (the whole line when
+// it is shorter), as the file holds them and undecoded: what a page shows of a line too long to
+// decode whole holds n bytes, not the line. A file that was replaced or cut gives ErrChanged.
+func (l *Log) LinePrefix(ctx context.Context, seq, n int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if seq < 0 || seq >= len(l.entries) {
+		return nil, fmt.Errorf("sessionlog: no event at seq %d", seq)
+	}
+	file, info, err := openRegular(l.Path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the session log again: %w", err)
+	}
+	defer file.Close()
+	if !os.SameFile(info, l.info) || info.Size() < l.Size {
+		return nil, ErrChanged
+	}
+	e := l.entries[seq]
+	buf := make([]byte, min(max(n, 0), int(e.size)))
+	if _, err := file.ReadAt(buf, e.off); err != nil {
+		return nil, fmt.Errorf("reading the session log again: %w", err)
+	}
+	return buf, nil
+}
+
 // DeriveMessages projects events (in seq order) into the message history a request is built
 // from: the messages of user/message, assistant/message and tool/result events, in log order;
 // when the events hold a compaction, the latest one's summary message (SummaryMessage) and then
