@@ -159,7 +159,7 @@ func (b *builder) compare(v *View, lp *fingerprints, ref *sessionlog.Log, rp *fi
 			}
 		}
 		out := map[int]string{}
-		err := eachEvent(b.ctx, log, seqs, func(e sessionlog.Event) error {
+		err := eachEvent(b.ctx, log, b.hugeLine, seqs, func(e sessionlog.Event) error {
 			if row, ok := rowOf[e.Seq]; ok {
 				out[row] = eventLine(e, b.lang)
 			}

@@ -45,8 +45,10 @@ const (
 	// line takes several times its length (the line, its JSON values, the indented payload);
 	// a view shows a few KiB of it. Such an event is shown by the first rawShown bytes of its
 	// line as the file holds them, with the number of bytes left out, so that one view holds
-	// at most about hugeLine of any line, whatever the log holds.
-	hugeLine = 256 << 10
+	// a few times hugeLine of any line at most, whatever the log holds (a 60 MB message
+	// costs a view 16 KiB of it). A line up to hugeLine is decoded, so that a message of ten
+	// thousand tool calls (600 KiB) is shown by its first calls.
+	hugeLine = 1 << 20
 	// rawShown is how much of a huge line is read: the payload view's share and room for the
 	// end of a character.
 	rawShown = payloadShown + utf8.UTFMax
@@ -110,13 +112,14 @@ type rawEvent struct {
 	prefix    string // the first rawShown bytes of the line
 }
 
-// eachEvent is log.Each(ctx, seqs, decoded) for the events whose lines are at most hugeLine
-// bytes long; each longer one is given to raw instead, with the start of its line, so that no
-// more than hugeLine of a line is held at a time. The order in which events come is not seqs'.
-func eachEvent(ctx context.Context, log *sessionlog.Log, seqs []int, decoded func(sessionlog.Event) error, raw func(rawEvent) error) error {
+// eachEvent is log.Each(ctx, seqs, decoded) for the events whose lines are at most limit bytes
+// long (hugeLine unless a test says otherwise); each longer one is given to raw instead, with
+// the start of its line, so that no more than limit of a line is held at a time. The order in
+// which events come is not seqs'.
+func eachEvent(ctx context.Context, log *sessionlog.Log, limit int, seqs []int, decoded func(sessionlog.Event) error, raw func(rawEvent) error) error {
 	var small, huge []int
 	for _, seq := range seqs {
-		if seq >= 0 && seq < log.Len() && log.LineSize(seq) > hugeLine {
+		if seq >= 0 && seq < log.Len() && log.LineSize(seq) > limit {
 			huge = append(huge, seq)
 		} else {
 			small = append(small, seq)

@@ -166,7 +166,10 @@ func TestAHugeMessageIsShownByTheStartOfItsLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "huge.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 
-	rec := do(t, handler(t, serve.Options{Log: path, Lang: i18n.EN}), "/api/view")
+	h, err := serve.NewHandler(serve.Options{Log: path, Lang: i18n.EN})
+	require.NoError(t, err)
+	serve.SetHugeLine(h, 256<<10) // a line of 300 KiB is huge: the test need not read megabytes
+	rec := do(t, h, "/api/view")
 	require.Equal(t, http.StatusOK, rec.Code)
 	var v serve.View
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v))
@@ -206,4 +209,38 @@ func TestServerHasLimits(t *testing.T) {
 	assert.Equal(t, 2*time.Minute, srv.WriteTimeout)
 	assert.Equal(t, 30*time.Second, srv.IdleTimeout)
 	assert.Equal(t, 64<<10, srv.MaxHeaderBytes)
+}
+
+// BenchmarkHugeMessageView measures a view of a log whose tool result is a 60 MB line: shown
+// by its start (the server's way), and decoded whole (as before the limit) for comparison.
+// go test -run '^$' -bench HugeMessageView -benchmem ./internal/serve
+func BenchmarkHugeMessageView(b *testing.B) {
+	data, err := os.ReadFile("testdata/readme.jsonl")
+	require.NoError(b, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines[6] = `{"type":"tool/result","seq":5,"time":"2026-12-01T10:00:03Z","data":{"message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"` +
+		strings.Repeat("x", 60<<20) + `"}]}},"sourceEventSeqs":[4]}`
+	path := filepath.Join(b.TempDir(), "huge.jsonl")
+	require.NoError(b, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	for _, bc := range []struct {
+		name     string
+		hugeLine int
+	}{{"start", 1 << 20}, {"whole", 1 << 30}} {
+		b.Run(bc.name, func(b *testing.B) {
+			h, err := serve.NewHandler(serve.Options{Log: path, Lang: i18n.EN})
+			require.NoError(b, err)
+			serve.SetHugeLine(h, bc.hugeLine)
+			_, err = h.Preload(context.Background()) // the index, read once
+			require.NoError(b, err)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/api/view", nil))
+				if rec.Code != http.StatusOK {
+					b.Fatalf("status %d", rec.Code)
+				}
+			}
+		})
+	}
 }

@@ -133,6 +133,8 @@ type Handler struct {
 	// viewStarted, when set (by tests), is called with the context of every view computation
 	// as it starts.
 	viewStarted func(ctx context.Context)
+	// hugeLine is the longest line a view decodes: the constant, or a test's.
+	hugeLine int
 }
 
 // securityPolicy is the Content-Security-Policy of every answer: the page's own script and
@@ -147,6 +149,7 @@ func NewHandler(opts Options) (*Handler, error) {
 		opts.MaxViews = DefaultMaxViews
 	}
 	h.views = make(chan struct{}, opts.MaxViews)
+	h.hugeLine = hugeLine
 	var err error
 	if h.page, err = template.ParseFS(assets, "assets/page.html"); err != nil {
 		return nil, fmt.Errorf("serve: page template: %w", err)
@@ -359,7 +362,7 @@ func (h *Handler) view(ctx context.Context, callSeq int) (*View, *Problem, error
 			return nil, Explain(err, h.opts.Reference, lang), nil
 		}
 	}
-	b := &builder{ctx: ctx, log: log, lang: lang, t: texts(lang), path: h.opts.Log}
+	b := &builder{ctx: ctx, log: log, lang: lang, t: texts(lang), path: h.opts.Log, hugeLine: h.hugeLine}
 	v, err := b.build(callSeq)
 	if err != nil {
 		var nc *noCallError

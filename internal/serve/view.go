@@ -236,6 +236,8 @@ type builder struct {
 	lang string
 	t    textFunc
 	path string
+	// hugeLine is the longest line decoded (see the constant).
+	hugeLine int
 }
 
 // noCallError is a ?call= that names no tool/call of the log: seq, or param when it is no
@@ -366,7 +368,7 @@ func (b *builder) build(callSeq int) (*View, error) {
 			firstKept[h.Compaction] = h.FirstKept
 		}
 	}
-	err := eachEvent(b.ctx, log, need, func(e sessionlog.Event) error {
+	err := eachEvent(b.ctx, log, b.hugeLine, need, func(e sessionlog.Event) error {
 		if isShown[e.Seq] {
 			events[e.Seq] = b.eventView(e, ch, siblings)
 		}
