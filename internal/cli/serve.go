@@ -30,7 +30,8 @@ var serveMessages = i18n.Catalog{
 		ZH: "course serve 在本机启动一个网页，展示一份会话日志（JSONL）：选一个工具调用，分六个阶段观察它\n" +
 			"（模型给出调用、登记、运行、提交结果、派生消息、冻结请求），有消息历史、事件载荷、执行职责三个视角。\n\n" +
 			"不带 LOG 时，打开当前练习目录 sessions/ 下最新的 .jsonl。--reference REF 把参考运行的日志放在旁边，\n" +
-			"标出第一处不同。日志有损坏时，网页和终端都会说明问题和修复办法。只监听本机（127.0.0.1），只回答发给这个地址的请求；\n" +
+			"标出第一处不同。日志有损坏时，网页和终端都会说明问题和修复办法。只监听本机（127.0.0.1），只回答发给这个地址的请求，\n" +
+			"拒绝来自其他网站页面的请求；同时最多计算 4 个页面，再多的请求会立即得到 503（稍后刷新即可）；超过 1 MiB 的一行只显示开头。\n" +
 			"Ctrl-C 停止。LOG 必须是普通文件（命名管道、设备、目录会被拒绝），大于 --max-size（默认 256MiB）的也会被拒绝。\n\n" +
 			"--check 不启动网页：读取日志，打印网页首先会显示的内容（或日志的问题）后退出，能显示时退出码为 0，否则为 1。",
 		EN: "course serve starts a web page on this machine that shows a session log (JSONL): pick a tool call and follow it\n" +
@@ -38,7 +39,9 @@ var serveMessages = i18n.Catalog{
 			"the request is frozen), in three views: message history, event payloads, responsibilities.\n\n" +
 			"Without LOG it opens the newest .jsonl under sessions/ of the practice directory. --reference REF puts a reference\n" +
 			"run's log beside it, the first difference marked. A damaged log is explained, with its repair, on the page and in\n" +
-			"the terminal. It listens on this machine only (127.0.0.1) and answers only requests addressed to it; Ctrl-C stops it.\n" +
+			"the terminal. It listens on this machine only (127.0.0.1) and answers only requests addressed to it, and none from\n" +
+			"another site's page; it computes at most 4 pages at once (one more gets 503: reload in a moment), and shows a line\n" +
+			"longer than 1 MiB by its start. Ctrl-C stops it.\n" +
 			"LOG must be a regular file (a named pipe, a device or a directory is refused), and one larger than --max-size (default\n" +
 			"256MiB) is refused too.\n\n" +
 			"--check starts no page: it reads the log, prints what the page would show first (or what is wrong with the log)\n" +

@@ -39,7 +39,8 @@
 // length stays small: every event of a short log, and of a long one the events around the
 // chosen call's round trip (each shown event says how many were left out before it); the last
 // messages of each stage's history (a compaction's summary always, first); a window of the calls around the chosen one; long texts cut
-// with the number of bytes left out. The three views are the message history, the event
+// with the number of bytes left out; an event whose line is too long to decode (hugeLine) by the
+// start of its line as the file holds it. The three views are the message history, the event
 // payloads (committed or planned at the stage) and the responsibilities of model, agent, tool
 // runtime and session; entries link to each other. With a reference log, the two logs are
 // aligned line by line as course transcript aligns runs (events, then derived messages, a
@@ -62,7 +63,15 @@
 // loads nothing from elsewhere (default-src 'self') and sends no Referer. Serve adds what a
 // server on a port needs: it answers only requests addressed to the address it listens on (a
 // web page elsewhere cannot read the log by pointing its own name at 127.0.0.1), and with a
-// token only requests that carry it.
+// token only requests that carry it; it refuses a request a browser marks as coming from
+// another site's page (Sec-Fetch-Site, Origin).
+//
+// # Load
+//
+// A view is computed under its request's context, so a client that hangs up stops its work, and
+// at most Options.MaxViews at once: one more is answered 503 with Retry-After at once. Serve's
+// http.Server has time limits for a request's header, a request, an answer and an idle
+// connection, a header size limit, and holds at most maxConns connections (see limits.go).
 //
 // # Reading
 //
@@ -502,7 +511,9 @@ type ServeOptions struct {
 // seconds for requests in flight) and returns. It returns nil after a shutdown caused by ctx.
 //
 // Only requests whose Host header names the address ln listens on get through (opts.Host too);
-// others are answered 421 Misdirected Request. A listener on every address (0.0.0.0, ::)
+// others are answered 421 Misdirected Request. A request from another site's page
+// (Sec-Fetch-Site cross-site or same-site, or an Origin other than the server's) is answered
+// 403. At most maxConns connections are open at once. A listener on every address (0.0.0.0, ::)
 // accepts any Host: there the token is what protects the log.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, opts ServeOptions) error {
 	srv := newServer(ctx, ln, h, opts)
