@@ -57,6 +57,7 @@ const (
 // limitMessages are the texts of the limits above.
 var limitMessages = i18n.Catalog{
 	"busy": {ZH: "503 服务繁忙：同时计算的视图已达上限（%[1]d 个），请稍后刷新。", EN: "503 busy: as many views as are computed at once (%[1]d) are being computed; reload in a moment."},
+	"slow": {ZH: "503 超时：这个页面计算了 %[1]s 还没有完成，已停止；请稍后刷新。", EN: "503 too slow: the view was still being computed after %[1]s and was stopped; reload in a moment."},
 	// %[1]s the line's size, %[2]d the bytes shown, %[3]d the bytes left out.
 	"raw.summary": {ZH: "这一行有 %[1]s，太长，网页不解码它：按文件原样显示前 %[2]d 字节，还有 %[3]d 字节没有显示", EN: "a line of %[1]s, too long for the page to decode: its first %[2]d bytes as the file holds them, %[3]d more bytes left out"},
 	"raw.message": {ZH: "这条消息的一行有 %[1]s，太长，网页不解码它；下面是这一行按文件原样的开头。", EN: "this message's line is %[1]s long, too long for the page to decode; below is the start of the line as the file holds it."},
@@ -73,6 +74,16 @@ func (h *Handler) takeView(w http.ResponseWriter) (release func(), ok bool) {
 	w.Header().Set("Retry-After", retryAfter)
 	http.Error(w, texts(h.opts.Lang)("busy", cap(h.views)), http.StatusServiceUnavailable)
 	return nil, false
+}
+
+// stopped answers a view that stopped before its end: nothing when its client is gone, 503 with
+// Retry-After when it ran past viewTimeout.
+func (h *Handler) stopped(w http.ResponseWriter, r *http.Request) {
+	if r.Context().Err() != nil {
+		return
+	}
+	w.Header().Set("Retry-After", retryAfter)
+	http.Error(w, texts(h.opts.Lang)("slow", viewTimeout.String()), http.StatusServiceUnavailable)
 }
 
 // crossSite returns why a request comes from a page of another site, in one line, or "" when it

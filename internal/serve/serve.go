@@ -449,7 +449,8 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	v, p, err := h.viewFor(r)
 	if err != nil {
-		return // the request was given up
+		h.stopped(w, r) // the request was given up, or took too long
+		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -480,6 +481,7 @@ func (h *Handler) serveJSON(w http.ResponseWriter, r *http.Request) {
 	defer release()
 	v, p, err := h.viewFor(r)
 	if err != nil {
+		h.stopped(w, r)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
