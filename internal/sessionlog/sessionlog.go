@@ -485,12 +485,13 @@ func (l *Log) Each(ctx context.Context, seqs []int, f func(Event) error) error {
 	return nil
 }
 
-// LineSize returns the length in bytes of the line of the event at seq (without its newline),
-// so that a reader can tell a line too long to decode for its purpose before reading it.
+// LineSize returns the length in bytes of the line of the event at seq: the bytes before its
+// "\n" (a "\r" before it included), so that a reader can tell a line too long to decode for
+// its purpose before reading it.
 func (l *Log) LineSize(seq int) int { return int(l.entries[seq].size) }
 
 // LinePrefix reads again the first n bytes of the line of the event at seq (the whole line when
-// it is shorter), as the file holds them and undecoded: what a page shows of a line too long to
+// it is shorter, without a "\r" at its end), as the file holds them and undecoded: what a page shows of a line too long to
 // decode whole holds n bytes, not the line. A file that was replaced or cut gives ErrChanged.
 func (l *Log) LinePrefix(ctx context.Context, seq, n int) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
@@ -511,6 +512,9 @@ func (l *Log) LinePrefix(ctx context.Context, seq, n int) ([]byte, error) {
 	buf := make([]byte, min(max(n, 0), int(e.size)))
 	if _, err := file.ReadAt(buf, e.off); err != nil {
 		return nil, fmt.Errorf("reading the session log again: %w", err)
+	}
+	if len(buf) == int(e.size) {
+		buf = trimLine(buf)
 	}
 	return buf, nil
 }

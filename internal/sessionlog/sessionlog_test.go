@@ -383,3 +383,30 @@ func TestDeriveMessages(t *testing.T) {
 func TestErrorMessagesAgree(t *testing.T) {
 	assert.Empty(t, sessionlog.CatalogProblems())
 }
+
+// LineSize and LinePrefix give a line's length and its start as the file holds it, undecoded;
+// a file replaced since the read gives ErrChanged.
+func TestLinePrefix(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(header+"\n"+user+"\n"+request1+"\r\n"), 0o644))
+	log, err := sessionlog.ReadFile(context.Background(), path, sessionlog.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, len(user), log.LineSize(0))
+	assert.Equal(t, len(request1)+1, log.LineSize(1), "with its \\r, without its \\n")
+	got, err := log.LinePrefix(context.Background(), 0, 20)
+	require.NoError(t, err)
+	assert.Equal(t, `{"type":"user/messag`, string(got))
+	got, err = log.LinePrefix(context.Background(), 1, 1000)
+	require.NoError(t, err)
+	assert.Equal(t, request1, string(got), "a line shorter than n comes whole, without its \\r\\n")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = log.LinePrefix(ctx, 0, 20)
+	assert.ErrorIs(t, err, context.Canceled)
+
+	require.NoError(t, os.Remove(path))
+	require.NoError(t, os.WriteFile(path, []byte(header+"\n"+user+"\n"+request1+"\n"), 0o644))
+	_, err = log.LinePrefix(context.Background(), 0, 20)
+	assert.ErrorIs(t, err, sessionlog.ErrChanged)
+}
