@@ -22,6 +22,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -114,8 +115,6 @@ type Round struct {
 	Output    string `json:"output,omitempty"`
 	OutputCut int    `json:"outputCut,omitempty"`
 	IsError   bool   `json:"isError,omitempty"`
-
-	order int // when it was first seen, for letting the oldest go
 }
 
 // roundTracker turns the lines of a log, in order, into rounds.
@@ -123,11 +122,11 @@ type roundTracker struct {
 	path    string
 	lines   int // the lines read, the header included
 	events  int // the events read: the seq the next one must have
-	next    int // the order of the next new round
 	asked   map[string]*Round
 	open    map[int]*Round // by tool/call seq: registered, not sent yet
 	changed []*Round
 	seen    map[*Round]bool // in changed
+	queue   []*Round        // the rounds waiting, and some that no longer do, oldest first
 	earlier int             // rounds changed in this step beyond the push's limit
 }
 
@@ -206,9 +205,9 @@ func (rt *roundTracker) add(line []byte) error {
 }
 
 func (rt *roundTracker) newRound(key, id, name, args string) *Round {
-	r := &Round{Key: key, CallID: id, Name: name, Asker: -1, Seq: -1, Start: -1, Result: -1, Request: -1, order: rt.next}
+	r := &Round{Key: key, CallID: id, Name: name, Asker: -1, Seq: -1, Start: -1, Result: -1, Request: -1}
 	r.Args, r.ArgsCut = cutCount(args, followTextShown)
-	rt.next++
+	rt.queue = append(rt.queue, r)
 	rt.touch(r)
 	return r
 }
@@ -229,23 +228,28 @@ func (rt *roundTracker) touch(r *Round) {
 	}
 }
 
-// bound lets the oldest rounds go while more than followOpen wait for their next event.
+// bound lets the oldest rounds go while more than followOpen wait for their next event. The
+// queue of rounds in the order they were first seen is cut down to those still waiting whenever
+// it holds twice as many: each round costs a constant time however long the log.
 func (rt *roundTracker) bound() {
-	for len(rt.asked)+len(rt.open) > followOpen {
-		var oldest *Round
-		for _, r := range rt.asked {
-			if oldest == nil || r.order < oldest.order {
-				oldest = r
-			}
-		}
-		for _, r := range rt.open {
-			if oldest == nil || r.order < oldest.order {
-				oldest = r
-			}
-		}
-		delete(rt.asked, oldest.CallID)
-		delete(rt.open, oldest.Seq)
+	if len(rt.queue) > 2*followOpen {
+		rt.queue = slices.DeleteFunc(rt.queue, func(r *Round) bool { return !rt.waiting(r) })
 	}
+	for len(rt.asked)+len(rt.open) > followOpen {
+		oldest := rt.queue[0]
+		rt.queue = rt.queue[1:]
+		if rt.asked[oldest.CallID] == oldest {
+			delete(rt.asked, oldest.CallID)
+		}
+		if oldest.Seq >= 0 && rt.open[oldest.Seq] == oldest {
+			delete(rt.open, oldest.Seq)
+		}
+	}
+}
+
+// waiting reports whether r still waits for its next event.
+func (rt *roundTracker) waiting(r *Round) bool {
+	return rt.asked[r.CallID] == r || (r.Seq >= 0 && rt.open[r.Seq] == r)
 }
 
 // take returns the rounds changed since the last take, in the order they were first seen: at

@@ -143,7 +143,7 @@ func TestRoundTrackerStages(t *testing.T) {
 		require.NoError(t, rt.add([]byte(line)), "line %d", i+1)
 		got, earlier := rt.take()
 		assert.Zero(t, earlier)
-		if diff := cmp.Diff(want[i], got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(Round{})); diff != "" {
+		if diff := cmp.Diff(want[i], got, cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("after line %d (-want +got):\n%s", i+1, diff)
 		}
 	}
