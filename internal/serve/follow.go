@@ -119,7 +119,6 @@ type Round struct {
 
 // roundTracker turns the lines of a log, in order, into rounds.
 type roundTracker struct {
-	path    string
 	lines   int // the lines read, the header included
 	events  int // the events read: the seq the next one must have
 	asked   map[string]*Round
@@ -127,11 +126,10 @@ type roundTracker struct {
 	changed []*Round
 	seen    map[*Round]bool // in changed
 	queue   []*Round        // the rounds waiting, and some that no longer do, oldest first
-	earlier int             // rounds changed in this step beyond the push's limit
 }
 
-func newRoundTracker(path string) *roundTracker {
-	return &roundTracker{path: path, asked: map[string]*Round{}, open: map[int]*Round{}, seen: map[*Round]bool{}}
+func newRoundTracker() *roundTracker {
+	return &roundTracker{asked: map[string]*Round{}, open: map[int]*Round{}, seen: map[*Round]bool{}}
 }
 
 // add reads the next line of the log. The error is a *sessionlog.Error: the log cannot be
@@ -439,7 +437,7 @@ func (h *Handler) serveFollow(w http.ResponseWriter, r *http.Request) {
 	}
 	ticker := time.NewTicker(poll)
 	defer ticker.Stop()
-	rt := newRoundTracker(h.opts.Log)
+	rt := newRoundTracker()
 	for {
 		lines, more, err := t.next(followStepBytes)
 		for _, line := range lines {

@@ -127,7 +127,7 @@ func TestRoundTrackerStages(t *testing.T) {
 	data, err := os.ReadFile("testdata/readme.jsonl")
 	require.NoError(t, err)
 	logLines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
-	rt := newRoundTracker("readme.jsonl")
+	rt := newRoundTracker()
 	base := Round{Key: "a3-0", CallID: "c1", Name: "read", Args: `{"path":"README.md"}`, Asker: 3, Seq: -1, Start: -1, Result: -1, Request: -1}
 	want := map[int][]Round{} // after line i (0 the header): the rounds that changed
 	r := base
@@ -159,7 +159,7 @@ func TestRoundTrackerStages(t *testing.T) {
 
 // A log whose calls never get results does not grow what a stream keeps.
 func TestRoundTrackerIsBounded(t *testing.T) {
-	rt := newRoundTracker("x.jsonl")
+	rt := newRoundTracker()
 	require.NoError(t, rt.add([]byte(`{"format":"tinypi-session","version":1}`)))
 	for seq := range followOpen + 10 {
 		require.NoError(t, rt.add([]byte(`{"type":"tool/call","seq":`+strconv.Itoa(seq)+`,"data":{"callId":"c`+strconv.Itoa(seq)+`","name":"ls"}}`)))

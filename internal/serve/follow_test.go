@@ -97,7 +97,7 @@ func openStream(t *testing.T, ctx context.Context, addr string) (*http.Response,
 
 // The stream of a followed log: behind the Host check like every route, each step of the run
 // pushed as it is appended, a torn line waited for, a truncated log reported, at most four
-// streams at once, and every stream ended when the server stops.
+// streams at once, a closed page's slot freed, and every stream ended when the server stops.
 func TestFollowStream(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // after serving's cleanup, which runs first
 	path := writeLog(t, followHead)
@@ -135,15 +135,33 @@ func TestFollowStream(t *testing.T) {
 	assert.Equal(t, 7, s.until("a3-0", 6).Request)
 
 	// Four streams at most.
+	var extra []*http.Response
 	for range 3 {
 		resp, more := openStream(t, ctx, addr)
 		require.Equal(t, http.StatusOK, resp.StatusCode)
 		event, _ := more.next()
 		require.Equal(t, "start", event)
+		extra = append(extra, resp)
 	}
 	resp, body = request(t, addr, "127.0.0.1:"+port, "/api/follow", nil)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 	assert.Contains(t, body, "too many pages follow this log (at most 4)")
+
+	// A page closed frees its slot: its stream ends when its client is gone.
+	first := extra[0]
+	require.NoError(t, first.Body.Close())
+	deadline := time.Now().Add(hang.Bound(10 * time.Second))
+	for {
+		resp, more := openStream(t, ctx, addr)
+		if resp.StatusCode == http.StatusOK {
+			event, _ := more.next()
+			require.Equal(t, "start", event)
+			break
+		}
+		require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+		require.True(t, time.Now().Before(deadline), "a closed page's stream never ended")
+		resp.Body.Close()
+	}
 
 	require.NoError(t, os.Truncate(path, int64(len(followHead))))
 	for {
