@@ -33,7 +33,9 @@ var serveMessages = i18n.Catalog{
 			"标出第一处不同。日志有损坏时，网页和终端都会说明问题和修复办法。只监听本机（127.0.0.1），只回答发给这个地址的请求，\n" +
 			"拒绝来自其他网站页面的请求；同时最多计算 4 个页面，再多的请求会立即得到 503（稍后刷新即可）；超过 1 MiB 的一行只显示开头。\n" +
 			"Ctrl-C 停止。LOG 必须是普通文件（命名管道、设备、目录会被拒绝），大于 --max-size（默认 256MiB）的也会被拒绝。\n\n" +
-			"--check 不启动网页：读取日志，打印网页首先会显示的内容（或日志的问题）后退出，能显示时退出码为 0，否则为 1。",
+			"--check 不启动网页：读取日志，打印网页首先会显示的内容（或日志的问题）后退出，能显示时退出码为 0，否则为 1。\n\n" +
+			"--follow 跟踪一个还在写的日志（例如 tinypi 启动时打印的 session 文件）：网页上多出“正在运行的会话”一栏，\n" +
+			"日志每追加一个事件就更新，每个工具调用的往返走到哪个阶段（给出调用、登记、运行、提交结果、发送）当场可见。",
 		EN: "course serve starts a web page on this machine that shows a session log (JSONL): pick a tool call and follow it\n" +
 			"through six stages (the model asks, the call is registered, runs, its result is committed, messages are derived,\n" +
 			"the request is frozen), in three views: message history, event payloads, responsibilities.\n\n" +
@@ -45,11 +47,14 @@ var serveMessages = i18n.Catalog{
 			"LOG must be a regular file (a named pipe, a device or a directory is refused), and one larger than --max-size (default\n" +
 			"256MiB) is refused too.\n\n" +
 			"--check starts no page: it reads the log, prints what the page would show first (or what is wrong with the log)\n" +
-			"and exits, with code 0 when the page can show the log and 1 when it cannot.",
+			"and exits, with code 0 when the page can show the log and 1 when it cannot.\n\n" +
+			"--follow follows a log that is still being written (the session file tinypi prints when it starts, for example):\n" +
+			"the page gets a panel of the running session that updates as each event is appended, each tool call's round\n" +
+			"trip appearing as it happens (asked, registered, runs, result committed, sent).",
 	},
 	"serve.example": {
-		ZH: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0\n  course serve run.jsonl --check",
-		EN: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0\n  course serve run.jsonl --check",
+		ZH: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0\n  course serve run.jsonl --check\n  course serve --follow .tinypi/session-TIME.jsonl",
+		EN: "  course serve\n  course serve sessions/run.jsonl --reference ref.jsonl\n  course serve run.jsonl --port 0\n  course serve run.jsonl --check\n  course serve --follow .tinypi/session-TIME.jsonl",
 	},
 	"serve.flag.addr":      {ZH: "监听地址（默认只监听本机）", EN: "address to listen on (default: this machine only)"},
 	"serve.flag.port":      {ZH: "端口；0 表示任选一个空闲端口", EN: "port; 0 picks any free port"},
@@ -76,6 +81,8 @@ var serveMessages = i18n.Catalog{
 	"serve.bad.page":       {ZH: "网页会显示同样的说明；修复后刷新即可。", EN: "The page shows the same; reload it after the repair."},
 	"serve.interrupted":    {ZH: "已中断：日志没有读完，什么也没有显示。", EN: "interrupted: the log was not read to its end; nothing is shown."},
 	"serve.stopped":        {ZH: "已停止。", EN: "stopped."},
+	"serve.flag.follow":    {ZH: "跟踪还在写的日志：网页随日志增长，实时显示每个工具调用的往返", EN: "follow a log still being written: the page shows each tool call's round trip live as the log grows"},
+	"serve.following":      {ZH: "跟踪中：日志每追加一个事件，网页就更新", EN: "following: the page updates as each event is appended to the log"},
 	"serve.flag.check":     {ZH: "不启动网页：检查日志，打印网页首先显示的内容后退出（能显示时退出码 0，否则 1）", EN: "start no page: check the log, print what the page shows first and exit (0 when it can be shown, 1 when not)"},
 	"serve.refused":        {ZH: "%s：%s\n  %s\n  %s", EN: "%s: %s\n  %s\n  %s"},
 	"serve.check.torn":     {ZH: "注意：%s\n  显示的是它之前完好的 %d 个事件，与 LoadSession 保留的相同。\n  修复：%s", EN: "note: %s\n  shown: the %d intact events before it, as LoadSession keeps them.\n  repair: %s"},
@@ -90,10 +97,10 @@ var serveMessages = i18n.Catalog{
 func (a *app) serveCommand() *cobra.Command {
 	var addr, reference, dir string
 	var port int
-	var remote, check bool
+	var remote, check, follow bool
 	maxSize := byteSize(sessionlog.DefaultMaxBytes)
 	c := &cobra.Command{
-		Use:     "serve [LOG] [--reference REF] [--check]",
+		Use:     "serve [LOG] [--reference REF] [--check | --follow]",
 		Short:   a.p.text("serve.short"),
 		Long:    a.p.text("serve.long"),
 		Example: a.p.text("serve.example"),
@@ -117,7 +124,7 @@ func (a *app) serveCommand() *cobra.Command {
 			if limit == 0 {
 				limit = -1 // --max-size 0: no limit
 			}
-			opts := serve.Options{Log: log, Reference: reference, Lang: a.p.lang, MaxBytes: limit}
+			opts := serve.Options{Log: log, Reference: reference, Lang: a.p.lang, MaxBytes: limit, Follow: follow}
 			// A path that is not there is a typo, and one that is no regular file or too large
 			// is no log to show: refuse them before anything listens.
 			paths := []string{log}
@@ -141,6 +148,7 @@ func (a *app) serveCommand() *cobra.Command {
 	c.Flags().BoolVar(&remote, "allow-remote", false, a.p.text("serve.flag.remote"))
 	c.Flags().StringVar(&dir, "dir", ".", a.p.text("serve.flag.dir"))
 	c.Flags().BoolVar(&check, "check", false, a.p.text("serve.flag.check"))
+	c.Flags().BoolVar(&follow, "follow", false, a.p.text("serve.flag.follow"))
 	c.Flags().Var(&maxSize, "max-size", a.p.text("serve.flag.maxsize"))
 	return c
 }
@@ -238,6 +246,9 @@ func (a *app) serveLogs(ctx context.Context, opts serve.Options, host string, po
 	fmt.Fprintln(a.stdout, a.p.text("serve.log", visible(opts.Log)))
 	if opts.Reference != "" {
 		fmt.Fprintln(a.stdout, a.p.text("serve.reference", visible(opts.Reference)))
+	}
+	if opts.Follow {
+		fmt.Fprintln(a.stdout, a.p.text("serve.following"))
 	}
 	fmt.Fprintln(a.stdout, a.p.text("serve.url", url))
 	served := make(chan error, 1)

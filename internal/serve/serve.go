@@ -56,8 +56,10 @@
 //     shown as any page is (the error is its content).
 //   - GET /api/view    the View as JSON (?call=SEQ); 422 with {"error":{...}} for a bad log, 404
 //     for a call that is not there.
-//   - GET /assets/app.js, /assets/app.css  the embedded script and style sheet. Nothing else
-//     is served: no directory listing, not the page's templates.
+//   - GET /api/follow  with Options.Follow only: the live round trips of a log still being
+//     written, as Server-Sent Events (follow.go).
+//   - GET /assets/app.js, /assets/follow.js, /assets/app.css  the embedded scripts and style
+//     sheet. Nothing else is served: no directory listing, not the page's templates.
 //
 // Every answer forbids framing (Content-Security-Policy frame-ancestors 'none', X-Frame-Options),
 // loads nothing from elsewhere (default-src 'self') and sends no Referer. Serve adds what a
@@ -126,6 +128,11 @@ type Options struct {
 	// MaxViews is how many views are computed at once (0: DefaultMaxViews); a request beyond
 	// them is answered 503 with Retry-After at once.
 	MaxViews int
+	// Follow serves the page of a log that is still being written: GET /api/follow streams
+	// each tool call's round trip as the log grows, and the page shows it live (follow.go).
+	Follow bool
+	// FollowPoll is how often a follow stream looks whether the log grew; 0 for 250ms.
+	FollowPoll time.Duration
 }
 
 // Handler serves the page. Make one with NewHandler. Its methods may be called from any number
@@ -144,6 +151,8 @@ type Handler struct {
 	viewStarted func(ctx context.Context)
 	// hugeLine is the longest line a view decodes: the constant, or a test's.
 	hugeLine int
+	// followers holds a slot for each follow stream running (follow.go).
+	followers chan struct{}
 }
 
 // securityPolicy is the Content-Security-Policy of every answer: the page's own script and
@@ -153,7 +162,7 @@ const securityPolicy = "default-src 'self'; img-src 'self' data:; object-src 'no
 // NewHandler returns the handler of the page for opts. It reads nothing yet: the logs are read
 // on the first request (or by Preload).
 func NewHandler(opts Options) (*Handler, error) {
-	h := &Handler{opts: opts, mux: http.NewServeMux()}
+	h := &Handler{opts: opts, mux: http.NewServeMux(), followers: make(chan struct{}, maxFollowers)}
 	if opts.MaxViews <= 0 {
 		opts.MaxViews = DefaultMaxViews
 	}
@@ -175,9 +184,13 @@ func NewHandler(opts Options) (*Handler, error) {
 	}
 	h.mux.HandleFunc("GET /{$}", h.servePage)
 	h.mux.HandleFunc("GET /api/view", h.serveJSON)
+	if opts.Follow {
+		h.mux.HandleFunc("GET /api/follow", h.serveFollow)
+	}
 	for _, a := range []struct{ name, contentType string }{
 		{"app.js", "text/javascript; charset=utf-8"},
 		{"app.css", "text/css; charset=utf-8"},
+		{"follow.js", "text/javascript; charset=utf-8"},
 	} {
 		data, err := assets.ReadFile("assets/" + a.name)
 		if err != nil {
@@ -381,6 +394,7 @@ func (h *Handler) view(ctx context.Context, callSeq int) (*View, *Problem, error
 		return nil, nil, err
 	}
 	v.Notice = notice
+	h.addFollow(v)
 	if ref != nil {
 		if err := b.compare(v, logPrints, ref, refPrints, h.opts.Reference); err != nil {
 			return nil, nil, err

@@ -171,7 +171,7 @@ var summaryMessages = i18n.Catalog{
 }
 
 // messages is the package's whole catalog.
-var messages = i18n.MustMerge(stageMessages, uiMessages, summaryMessages, limitMessages)
+var messages = i18n.MustMerge(stageMessages, uiMessages, summaryMessages, limitMessages, followMessages)
 
 // textFunc formats a catalog message in one language.
 type textFunc func(id string, args ...any) string

@@ -85,6 +85,9 @@ type View struct {
 	Compare *Compare `json:"compare,omitempty"`
 	// Texts are the page's labels in Lang.
 	Texts map[string]string `json:"texts"`
+	// Follow is set on the page of a log course serve --follow follows: the page shows each
+	// tool call's round trip live (follow.go).
+	Follow bool `json:"follow,omitempty"`
 }
 
 // CallChoice is one tool call a learner can follow through the stages.

@@ -165,6 +165,11 @@ change as - and + lines) and asks first: y runs it once, a runs it and every lat
 session, n refuses it (the model is told so); -yes asks nothing. The other modes (-p, -json,
 -rpc, eval), and interactive mode without a terminal on stdin, never ask: the calls run, unless
 -read-only refuses them. Every mode says on stderr, in one line, where its session is written.
+
+Watching: tinypi serves no page itself. While it runs, course serve --follow FILE (FILE the
+session that line names) shows the session in a browser, each tool call's round trip (asked,
+registered, runs, result committed, sent) appearing as it happens; course serve FILE shows it
+after the run.
 `
 
 // printUsage writes tinypi -h.
