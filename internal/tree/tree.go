@@ -39,6 +39,7 @@ type Builder struct {
 	course   *manifest.Course
 	versions map[string]string // module path → version, from the kit's go.mod
 	goSum    []byte            // the kit's go.sum
+	memo     *fileMemo         // work on Go files done once (memo.go)
 }
 
 // NewBuilder loads the manifests from fsys (the course content, rooted at the repository root)
@@ -69,7 +70,7 @@ func NewBuilder(fsys fs.FS) (*Builder, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading the kit's go.sum: %w", err)
 	}
-	return &Builder{fsys: fsys, course: c, versions: versions, goSum: goSum}, nil
+	return &Builder{fsys: fsys, course: c, versions: versions, goSum: goSum, memo: newFileMemo()}, nil
 }
 
 // Course returns the loaded course.
@@ -421,6 +422,30 @@ func (b *Builder) readGoFile(ch *manifest.Chapter, f string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	chapters, err := b.memo.check(name, src, func() ([]string, error) { return b.checkChapterRegions(name, f, src) })
+	if err != nil {
+		return nil, err
+	}
+	if len(chapters) == 0 {
+		return src, nil // chaptersrc.Derive gives a file without chapter regions back as it is
+	}
+	// Two chapters that are at or past the same regions' chapters get the same version of the
+	// file: it is derived once (the error of a version that does not parse names the first
+	// chapter that asked for it).
+	live := 0
+	for _, c := range chapters {
+		if ch.Number >= c {
+			live++
+		}
+	}
+	key := memoKey("derive", name, src, strconv.Itoa(live))
+	return b.memo.make(key, func() ([]byte, error) { return chaptersrc.Derive(name, src, ch.Number) })
+}
+
+// checkChapterRegions checks the chapter regions of reference file f (name is its path in the
+// content) against the manifests, as readGoFile says, and returns the chapters they name, sorted,
+// each once.
+func (b *Builder) checkChapterRegions(name, f string, src []byte) ([]string, error) {
 	regions, err := chaptersrc.Regions(name, src)
 	if err != nil {
 		return nil, err
@@ -449,7 +474,12 @@ func (b *Builder) readGoFile(ch *manifest.Chapter, f string) ([]byte, error) {
 			return nil, fmt.Errorf("chapter %s lists %s under extends:, but %s has no //chapter:begin %s region", c.Number, f, name, c.Number)
 		}
 	}
-	return chaptersrc.Derive(name, src, ch.Number)
+	chapters := make([]string, 0, len(has))
+	for c := range has {
+		chapters = append(chapters, c)
+	}
+	slices.Sort(chapters)
+	return chapters, nil
 }
 
 // checkLabPlaces checks, in the reference file f (name is its path in the content) with chapter
@@ -507,10 +537,14 @@ func (b *Builder) goFile(ch, c *manifest.Chapter, f string, src []byte, seenLabs
 		}
 		seenLabs[r.Lab] = true
 	}
-	if src, err = labsrc.StubKeepingMarkers(name, src, stubbed, marked); err != nil {
-		return nil, err
-	}
-	return rewriteImports(name, src, b.course.KitImport, b.course.Module)
+	key := memoKey("stub", name, src, stubbed, marked, b.course.KitImport, b.course.Module)
+	return b.memo.make(key, func() ([]byte, error) {
+		out, err := labsrc.StubKeepingMarkers(name, src, stubbed, marked)
+		if err != nil {
+			return nil, err
+		}
+		return rewriteImports(name, out, b.course.KitImport, b.course.Module)
+	})
 }
 
 // labAllowed reports whether a region of lab may be in file f, owned by chapter c, in ch's trees:
