@@ -25,7 +25,7 @@ func readBatchScript(k int) []tinypi.AssistantMessage {
 // asks for k parallel reads in one message. At 1x and 4x the calls, ns/call stays flat when the
 // batch path is linear.
 func BenchmarkBatchReads(b *testing.B) {
-	for _, k := range []int{1000, 4000} {
+	for _, k := range []int{1000, 2000, 4000, 8000} {
 		b.Run(fmt.Sprintf("calls=%d", k), func(b *testing.B) {
 			dir := b.TempDir()
 			ws := filepath.Join(dir, "ws")

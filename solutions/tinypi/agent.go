@@ -502,9 +502,17 @@ func (a *Agent) publish(e AgentEvent) {
 	a.deliver()
 }
 
-// publishLocked reduces e into the state and queues it for delivery.
+// publishLocked reduces e into the state and queues it for delivery. The agent hands its state
+// over to the reducer (handedOver): it keeps only the result, and nobody else holds the state's
+// arrays (State returns a deep copy), so the loop events' part of the reducer may grow them in
+// place and a batch of n tool calls costs O(n), not O(n²). The flag is set on a copy, so a
+// reducer that panics leaves the agent's state as it was and never handed over.
 func (a *Agent) publishLocked(e AgentEvent) {
-	a.state = ReduceAgentState(a.state, e)
+	s := a.state
+	s.handedOver = true
+	s = ReduceAgentState(s, e)
+	s.handedOver = false
+	a.state = s
 	a.outbox = append(a.outbox, e)
 	if a.quiet == nil {
 		a.quiet = make(chan struct{})

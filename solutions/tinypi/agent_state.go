@@ -103,6 +103,13 @@ type AgentState struct {
 	Dropped []Message
 	// SubscriberErrors records every panic of a subscriber, oldest first.
 	SubscriberErrors []string
+
+	// handedOver is true only in the state an Agent passes to ReduceAgentState: the agent keeps
+	// the result and nothing else holds the state's arrays, so reduceLoopEvent may grow the
+	// transcript and the pending calls and change the streaming message in place. Copying them at
+	// every event made one message with n parallel calls cost O(n²). No state that anyone else
+	// sees has it set; for every other caller the reducer stays pure.
+	handedOver bool
 }
 
 // Clone returns a deep copy of s: no slice, message or pointer is shared with s.
@@ -169,27 +176,64 @@ func ReduceAgentState(s AgentState, e AgentEvent) AgentState {
 	//lab:end
 }
 
-// reduceLoopEvent folds one loop event of the current run into s, without changing s.
+// reduceLoopEvent folds one loop event of the current run into s, without changing s. A state
+// an Agent handed over (handedOver) is changed in place instead: the agent keeps only the result.
 func reduceLoopEvent(s AgentState, e LoopEvent) AgentState {
 	switch e := e.(type) {
 	case ModelEvent:
-		s.Streaming = streamed(s.Streaming, e.Event)
+		s.Streaming = streamed(s.Streaming, e.Event, s.handedOver)
 	case AssistantMessageEvent:
 		s.Streaming = nil
-		s.Messages = appendMessage(s.Messages, e.Message)
+		s.Messages = withMessage(s, e.Message)
 	case ToolStartEvent:
-		s.PendingToolCalls = append(slices.Clip(s.PendingToolCalls), e.Call)
+		calls := s.PendingToolCalls
+		if !s.handedOver {
+			calls = slices.Clip(calls)
+		}
+		s.PendingToolCalls = append(calls, e.Call)
 	case ToolEndEvent:
-		s.PendingToolCalls = slices.DeleteFunc(slices.Clone(s.PendingToolCalls), func(c ToolCall) bool {
-			return c.ID == e.Result.ToolCallID
-		})
-		s.Messages = appendMessage(s.Messages, e.Result)
+		s.PendingToolCalls = withoutCall(s.PendingToolCalls, e.Result.ToolCallID, s.handedOver)
+		s.Messages = withMessage(s, e.Result)
 	case ToolSkippedEvent:
-		s.Messages = appendMessage(s.Messages, e.Result)
+		s.Messages = withMessage(s, e.Result)
 	case QueuedMessageEvent:
-		s.Messages = appendMessage(s.Messages, e.Message)
+		s.Messages = withMessage(s, e.Message)
 	}
 	return s
+}
+
+// withMessage is s's transcript followed by a copy of m, made by appendMessage. A handed-over
+// state's transcript grows in its own array (amortised O(1)); any other gets appendMessage's new
+// array.
+func withMessage(s AgentState, m Message) []Message {
+	if s.handedOver {
+		return append(s.Messages, appendMessage(nil, m)...)
+	}
+	return appendMessage(s.Messages, m)
+}
+
+// withoutCall removes the first pending call with id, the one a tool_end ends. In place (inPlace)
+// it moves the shorter side of the gap: the calls of a parallel batch end roughly in start order,
+// so the search and the move stay short and a batch stays linear. Otherwise the result is a new
+// array.
+func withoutCall(calls []ToolCall, id string, inPlace bool) []ToolCall {
+	i := slices.IndexFunc(calls, func(c ToolCall) bool { return c.ID == id })
+	switch {
+	case i < 0 && inPlace:
+		return calls
+	case i < 0:
+		return slices.Clone(calls)
+	case !inPlace:
+		return slices.Concat(calls[:i], calls[i+1:])
+	case i < len(calls)/2:
+		copy(calls[1:i+1], calls[:i])
+		calls[0] = ToolCall{}
+		return calls[1:]
+	default:
+		copy(calls[i:], calls[i+1:])
+		calls[len(calls)-1] = ToolCall{}
+		return calls[:len(calls)-1]
+	}
 }
 
 // appendMessage returns messages followed by a copy of m, in a new array: the caller's array is
@@ -200,17 +244,21 @@ func appendMessage(messages []Message, m Message) []Message {
 	//lab:end
 }
 
-// streamed returns the partial assistant after one stream event, as a new message: start
-// begins an empty one, deltas extend the block at their index, toolcall_end puts the complete
-// call there, and a terminal event ends streaming (nil).
-func streamed(partial *AssistantMessage, e AssistantEvent) *AssistantMessage {
+// streamed returns the partial assistant after one stream event, as a new message (or partial
+// itself, changed, when inPlace): start begins an empty one, deltas extend the block at their
+// index, toolcall_end puts the complete call there, and a terminal event ends streaming (nil).
+func streamed(partial *AssistantMessage, e AssistantEvent, inPlace bool) *AssistantMessage {
 	if _, ok := e.(StartEvent); ok {
 		return &AssistantMessage{}
 	}
 	if partial == nil {
 		return nil
 	}
-	next := CloneMessage(*partial).(AssistantMessage)
+	next := partial
+	if !inPlace {
+		clone := CloneMessage(*partial).(AssistantMessage)
+		next = &clone
+	}
 	switch e := e.(type) {
 	case TextDeltaEvent:
 		text, _ := blockAt(next.Content, e.ContentIndex).(TextContent)
@@ -224,7 +272,7 @@ func streamed(partial *AssistantMessage, e AssistantEvent) *AssistantMessage {
 	case DoneEvent, ErrorEvent:
 		return nil
 	}
-	return &next
+	return next
 }
 
 // blockAt is the block at index i, or nil when there is none yet.

@@ -53,6 +53,11 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
 	}
+	// A reply whose tool call ids break the log's rules is refused before it is logged, as in
+	// every other mode (checkedModel): in a case's script as from the live model.
+	for i := range cases {
+		cases[i].Script = checkedScript(cases[i].Script)
+	}
 	var opts tinypi.EvalOptions
 	if *live {
 		if err := providerFromEnv(&cfg, e); err != nil {
@@ -65,9 +70,9 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 		if err != nil {
 			return e.failf(exitCannotStart, "%v", err)
 		}
-		opts.Model = retryingModel{Model: model, base: cfg.retryBase, notify: func(n retryNote) {
+		opts.Model = checkedModel{retryingModel{Model: model, base: cfg.retryBase, notify: func(n retryNote) {
 			fmt.Fprintf(e.info, "tinypi: eval: %s\n", n)
-		}}
+		}}}
 		opts.SystemPrompt = systemPrompt
 	}
 	runCtx, cancel := context.WithCancel(ctx)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/learn-tinypi/course/solutions/tinypi"
 )
@@ -32,6 +33,23 @@ func (m checkedModel) Stream(ctx context.Context, req tinypi.Request) *tinypi.As
 			out.Push(ev)
 		}
 	}()
+	return out
+}
+
+// checkedScript is script with every reply that checkedModel would refuse replaced by the
+// refusal it streams (refusedReply), so that a run of a recorded script (tinypi eval's cases)
+// meets the same check as a live model. A reply that is an error already (stop reason error or
+// aborted) streams as an error, which checkedModel passes on as it is.
+func checkedScript(script []tinypi.AssistantMessage) []tinypi.AssistantMessage {
+	out := slices.Clone(script)
+	for i, m := range out {
+		if m.StopReason == tinypi.StopReasonError || m.StopReason == tinypi.StopReasonAborted {
+			continue
+		}
+		if err := checkCallIDs(m); err != nil {
+			out[i] = refusedReply(m, err)
+		}
+	}
 	return out
 }
 
