@@ -82,7 +82,7 @@ bench:
 	mkdir -p $(BENCH_DIR)
 	if [ -f $(BENCH_DIR)/new.txt ]; then mv $(BENCH_DIR)/new.txt $(BENCH_DIR)/old.txt; fi
 	rm -f $(BENCH_DIR)/new.tmp
-	$(GO) test -run '^$$' -bench 'Loop[A-Z]|Batch|Stream|Validate|Scripted|ReadSSE|Provider|Proxy|Read10MB|Edit10MB|BashStartup|Session|LogReader|LogFirstScreen' -benchmem -count $(BENCH_COUNT) ./internal/perf >>$(BENCH_DIR)/new.tmp || { cat $(BENCH_DIR)/new.tmp; exit 1; }
+	$(GO) test -run '^$$' -bench 'Loop[A-Z]|Batch|Stream|Validate|Scripted|ReadSSE|Provider|Proxy|Read10MB|Edit10MB|BashStartup|Session|LogReader|LogFirstScreen|Resume|DecodeJSONL' -benchmem -count $(BENCH_COUNT) -timeout 60m ./internal/perf >>$(BENCH_DIR)/new.tmp || { cat $(BENCH_DIR)/new.tmp; exit 1; }
 	$(GO) test -run '^$$' -bench 'Kit|LearnerLoop' $(BENCH_KIT_FLAGS) ./internal/perf >>$(BENCH_DIR)/new.tmp || { cat $(BENCH_DIR)/new.tmp; exit 1; }
 	$(GO) test -run '^$$' -bench . $(BENCH_DEVCHECK_FLAGS) ./internal/devcheck >>$(BENCH_DIR)/new.tmp || { cat $(BENCH_DIR)/new.tmp; exit 1; }
 	mv $(BENCH_DIR)/new.tmp $(BENCH_DIR)/new.txt

@@ -223,6 +223,23 @@ func (s *Session) Events() []SessionEvent {
 	return out
 }
 
+// EachEvent calls fn with every event of the log, inherited events first, until fn returns
+// false. Unlike Events it copies nothing, which matters for a long log (reading the usage of a
+// resumed session's answers should not double its memory): fn gets the log's own events, so it
+// must not change what they hold (a message's content is the log's), and it runs with the
+// session's lock held, so it must not call the session.
+func (s *Session) EachEvent(fn func(SessionEvent) bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, events := range [][]SessionEvent{s.base, s.events} {
+		for _, e := range events {
+			if !fn(e) {
+				return
+			}
+		}
+	}
+}
+
 // Append adds e at the end of the log and returns its seq. Append sets Seq (the log's length)
 // and Time. It refuses, with an error and without logging anything, an event that breaks a rule
 // of the log (see checkLocked); LoadSession refuses a file holding such an event by the same

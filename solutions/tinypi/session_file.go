@@ -116,17 +116,23 @@ func EncodeSessionEvent(e SessionEvent) ([]byte, error) {
 // DecodeSessionEvent parses one line (without its "\n") back into an event.
 func DecodeSessionEvent(line []byte) (SessionEvent, error) {
 	var l sessionLine
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(&l); err != nil {
-		return SessionEvent{}, fmt.Errorf("not a JSON event: %w", err)
-	}
-	if dec.More() {
-		return SessionEvent{}, errors.New("more than one JSON value on the line")
+	// json.Unmarshal takes the line as it is; a json.Decoder would copy it into a buffer of its
+	// own, allocated per line. A line Unmarshal refuses is read again by the Decoder, whose
+	// errors (and whose tolerance of a stray closing bracket after the value) are the rule.
+	if json.Unmarshal(line, &l) != nil {
+		l = sessionLine{}
+		dec := json.NewDecoder(bytes.NewReader(line))
+		if err := dec.Decode(&l); err != nil {
+			return SessionEvent{}, fmt.Errorf("not a JSON event: %w", err)
+		}
+		if dec.More() {
+			return SessionEvent{}, errors.New("more than one JSON value on the line")
+		}
 	}
 	if l.Type == "" || len(l.Data) == 0 {
 		return SessionEvent{}, errors.New(`the event has no "type" or no "data"`)
 	}
-	e := SessionEvent{Type: l.Type, Seq: l.Seq, SourceEventSeqs: l.SourceEventSeqs, Ignorable: l.Ignorable}
+	e := SessionEvent{Type: knownType(l.Type), Seq: l.Seq, SourceEventSeqs: l.SourceEventSeqs, Ignorable: l.Ignorable}
 	if l.Time != "" {
 		t, err := time.Parse(time.RFC3339Nano, l.Time)
 		if err != nil {
@@ -167,6 +173,34 @@ func DecodeSessionEvent(line []byte) (SessionEvent, error) {
 		return SessionEvent{}, fmt.Errorf("%s data: %w", l.Type, err)
 	}
 	return e, nil
+}
+
+// knownType is t, a known type spelled by its constant, so that a loaded log does not keep a copy
+// of the type's name per event; an unknown type is t itself.
+func knownType(t SessionEventType) SessionEventType {
+	switch t {
+	case EventUserMessage:
+		return EventUserMessage
+	case EventAssistantMessage:
+		return EventAssistantMessage
+	case EventToolCall:
+		return EventToolCall
+	case EventToolStart:
+		return EventToolStart
+	case EventToolResult:
+		return EventToolResult
+	case EventTurnStart:
+		return EventTurnStart
+	case EventTurnEnd:
+		return EventTurnEnd
+	case EventModelRequest:
+		return EventModelRequest
+	//chapter:begin 11
+	case EventCompaction:
+		return EventCompaction
+		//chapter:end
+	}
+	return t
 }
 
 // sessionFile writes a session's events to its JSONL file: in the background, a batch at a time,

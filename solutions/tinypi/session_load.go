@@ -2,6 +2,7 @@ package tinypi
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -181,7 +182,7 @@ func fileKind(m fs.FileMode) string {
 // readSessionFile reads and checks the session file r and returns its session, its events loaded
 // but no file attached, the length of its intact part (everything but a torn last line) and the
 // length read.
-func readSessionFile(path string, r io.Reader, opts SessionOptions) (*Session, int64, int64, error) {
+func readSessionFile(path string, r *os.File, opts SessionOptions) (*Session, int64, int64, error) {
 	damage := func(line int, format string, args ...any) (*Session, int64, int64, error) {
 		return nil, 0, 0, &SessionDamageError{Path: path, Line: line, Reason: fmt.Sprintf(format, args...)}
 	}
@@ -216,6 +217,9 @@ func readSessionFile(path string, r io.Reader, opts SessionOptions) (*Session, i
 	}
 	opts.ID = h.Session
 	s := newSession(opts, h.Parent, forkSeq)
+	if n, err := eventLines(r, head.end); err == nil {
+		s.events = make([]SessionEvent, 0, n)
+	}
 	intact := head.end
 	for line := 2; ; line++ {
 		l, err := lines.next(false)
@@ -257,6 +261,41 @@ func readSessionFile(path string, r io.Reader, opts SessionOptions) (*Session, i
 		s.base, s.events = s.events[:forkSeq+1:forkSeq+1], s.events[forkSeq+1:]
 	}
 	return s, intact, lines.offset, nil
+}
+
+// minEventLine is the length of the shortest line that can hold an event, {"type":"x","data":0}.
+const minEventLine = 21
+
+// eventLines counts the lines of f after offset from that are long enough to hold an event, so
+// that the loader allocates the log once at its size: growing it an event at a time copies it a
+// dozen times over, and a copy of the whole log is garbage as large as the log. Counting is a
+// pass over bytes the page cache holds, with ReadAt (the reading offset stays where it is), and
+// is cheap next to decoding them; a file of short lines cannot make the loader allocate more
+// than a log of its size would need. A last line without its newline is not counted.
+func eventLines(f *os.File, from int64) (int, error) {
+	buf := make([]byte, 256<<10)
+	n, length := 0, 0
+	for off := from; ; {
+		read, err := f.ReadAt(buf, off)
+		off += int64(read)
+		for chunk := buf[:read]; len(chunk) > 0; {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				length += len(chunk)
+				break
+			}
+			if length+i >= minEventLine {
+				n++
+			}
+			length, chunk = 0, chunk[i+1:]
+		}
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
 }
 
 // forkSeqText shows a header's forkSeq: its value, or "missing".

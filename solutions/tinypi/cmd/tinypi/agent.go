@@ -79,7 +79,7 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 			fmt.Fprintf(e.stderr, "tinypi: the retry could not be recorded in the session: %v\n", oneLine(err.Error()))
 		}
 	}}
-	meter := newUsageMeter(e.info, cfg.price, session.s.Events())
+	meter := newUsageMeter(e.info, cfg.price, session.s)
 	meter.reportAtEnd = cfg.rpc
 	prompt := systemPrompt
 	if cfg.readOnly {

@@ -45,14 +45,16 @@ func (p *prices) cost(c tokenCount) float64 {
 }
 
 // newUsageMeter is a meter whose session count starts with the usage of the assistant messages
-// already in events (a resumed or forked session).
-func newUsageMeter(out io.Writer, price *prices, events []tinypi.SessionEvent) *usageMeter {
+// already in session (a resumed or forked session). It reads the log in place (EachEvent): a copy
+// of a long log's events would be as large as the log.
+func newUsageMeter(out io.Writer, price *prices, session *tinypi.Session) *usageMeter {
 	m := &usageMeter{out: out, price: price}
-	for _, ev := range events {
+	session.EachEvent(func(ev tinypi.SessionEvent) bool {
 		if a, ok := ev.Message.(tinypi.AssistantMessage); ok && ev.Type == tinypi.EventAssistantMessage {
 			m.total.add(a.Usage)
 		}
-	}
+		return true
+	})
 	return m
 }
 
