@@ -254,7 +254,7 @@ func checkSignatures(fsys fs.FS, ch *manifest.Chapter, fresh []mutantRun) Check 
 		// (or the one m is named as), or none.
 		if wrong := fresh[i].misnamed(file, m.Lab, want); len(wrong) > 0 {
 			problems = append(problems, fmt.Sprintf("mutant %s: its own failures are named %s, another mistake: a learner who makes mistake %s would be told of %s; "+
-				"make a test of lab %s fail them differently, or remove the name that cannot be told apart", m.Name, strings.Join(wrong, ", "), want, strings.Join(wrong, ", "), m.Lab))
+				"make a test of lab %s fail them differently, or remove the name that cannot be told apart", m.Name, strings.Join(wrong, ", "), m.Name, strings.Join(wrong, ", "), m.Lab))
 			continue
 		}
 		if len(sig.Failures) == 0 {
