@@ -104,6 +104,10 @@ type Plan struct {
 	Earlier []practice.LabOrigin
 	// Helpers are the learner's own declarations that came along, in PREV's order.
 	Helpers []Helper
+	// Kept are the files (under practice.KeptDir, by slash path) that keep the learner's code of
+	// each lab that could not be carried exactly, beside the reference's version in Starter: the
+	// declarations around the lab's regions as PREV has them (LabOrigin.Kept names the file).
+	Kept tree.Tree
 
 	b *tree.Builder
 }
@@ -202,8 +206,57 @@ func New(b *tree.Builder, root string, prov *practice.Provenance, to *manifest.C
 	if p.Starter, p.Helpers, err = assemble(b, to, prev, carried, needed(carried, helpers)); err != nil {
 		return nil, err
 	}
+	if p.Kept, err = keep(b, prev, labs, fallback); err != nil {
+		return nil, err
+	}
 	p.Earlier = origins(c, prov, from, to, labs, fallback)
 	return p, nil
+}
+
+// keep returns the files that keep the learner's code of each lab of labs that falls back to the
+// reference's (fallback, whose origins it gives their Kept), unless the learner never changed
+// its stub: one file per lab, KeptDir/ID.go.txt, with the declarations around the lab's regions
+// in PREV (the region itself when it is in none), file by file. A later chapter rewrote those
+// declarations, so the learner compares rather than copies; the file is text, never compiled.
+func keep(b *tree.Builder, prev *prevDir, labs []*owned, fallback map[string]practice.LabOrigin) (tree.Tree, error) {
+	kept := tree.Tree{}
+	for _, o := range labs {
+		origin, ok := fallback[o.lab.ID]
+		if !ok || origin.Reason != practice.ReasonChanged {
+			continue
+		}
+		if _, stub := stillStub(b, o); stub {
+			continue // nothing of the learner's to keep
+		}
+		var text strings.Builder
+		fmt.Fprintf(&text, "// Lab %s：你在第 %s 章写的代码。第 %s 章改写了它所在的 %s（%s），新目录里那里是参考代码；你的版本留在这里供对照，不参与编译。\n", o.lab.ID, o.written, origin.Changed, origin.Decl, origin.File)
+		fmt.Fprintf(&text, "// Lab %s: your code, written in chapter %s. Chapter %s rewrote %s (%s) around it, so the new directory has the reference's code there; yours is kept here to compare with. It is not compiled.\n", o.lab.ID, o.written, origin.Changed, origin.Decl, origin.File)
+		for _, f := range sortedKeys(o.bodies) {
+			src, err := prev.read(f)
+			if err != nil {
+				return nil, withLab(err, o.lab.ID)
+			}
+			regions, err := labRegions(src, o.lab.ID)
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&text, "\n// %s\n", f)
+			var seen []string
+			for _, r := range regions {
+				decl, _ := regionContext(src, r)
+				if slices.Contains(seen, decl) {
+					continue // two regions of one declaration
+				}
+				seen = append(seen, decl)
+				text.WriteString("\n" + strings.TrimRight(decl, "\n") + "\n")
+			}
+		}
+		name := path.Join(practice.KeptDir, o.lab.ID+".go.txt")
+		kept[name] = []byte(text.String())
+		origin.Kept = name
+		fallback[o.lab.ID] = origin
+	}
+	return kept, nil
 }
 
 // ownedLabs returns the labs whose code PREV holds as the learner's, in course order: those PREV
@@ -553,6 +606,7 @@ func origins(c *manifest.Course, prov *practice.Provenance, from, to *manifest.C
 				o = practice.LabOrigin{Lab: lab.ID, Source: practice.SourceLearner, Written: w}
 			case isRecorded:
 				o = rec
+				o.Kept = "" // the file is in the directory that made the record, not in the new one
 			default:
 				o = practice.LabOrigin{Lab: lab.ID, Source: practice.SourceReference, Reason: practice.ReasonNotWritten}
 			}

@@ -261,6 +261,19 @@ func TestNewCarriesHelpersAndReportsOrigins(t *testing.T) {
 		out = []byte(strings.Replace(string(out), "import (\n", "import (\n\t\"strconv\"\n", 1))
 		return append(out, "\n// limitText is the learner's own helper.\nfunc limitText(n int) string { return strconv.Itoa(n) }\n\n// unused is a helper no carried code calls: it stays behind.\nfunc unused() {}\n"...)
 	})
+	// The learner's 7.1, which chapter 09 rewrote around, is theirs: a line of their own marks it.
+	edit(t, root, "agentloop.go", func(src []byte) []byte {
+		bodies, err := labsrc.Bodies(src, "7.1")
+		if err != nil || len(bodies) == 0 {
+			t.Fatal("no region of lab 7.1 in agentloop.go")
+		}
+		bodies[0] = "\t// the learner's own 7.1\n" + bodies[0]
+		out, err := labsrc.ReplaceBodies(src, "7.1", bodies)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	})
 	plan, err := New(b, root, prov, chapter(t, b, "09"))
 	if err != nil {
 		t.Fatal(err)
@@ -289,6 +302,34 @@ func TestNewCarriesHelpersAndReportsOrigins(t *testing.T) {
 	}
 	if got := plan.Carried(); !slices.Contains(got, "7.5") || slices.Contains(got, "7.1") {
 		t.Errorf("Carried() = %v, want 7.5 and not 7.1", got)
+	}
+	// The learner's 7.1 is kept beside the reference's, and its origin names the file; a carried
+	// lab has none.
+	const kept = ".course/carried/7.1.go.txt"
+	if o := origins["7.1"]; o.Kept != kept {
+		t.Errorf("origin of 7.1 keeps the learner's code in %q, want %q", o.Kept, kept)
+	}
+	if o := origins["7.5"]; o.Kept != "" {
+		t.Errorf("origin of 7.5 (carried) keeps a file %q, want none", o.Kept)
+	}
+	text := string(plan.Kept[kept])
+	for _, want := range []string{
+		"// Lab 7.1: your code, written in chapter 07. Chapter 09 rewrote (*loopRun).afterTurn (agentloop.go) around it",
+		"// Lab 7.1：你在第 07 章写的代码。第 09 章改写了它所在的 (*loopRun).afterTurn（agentloop.go）",
+		"\n// agentloop.go\n",
+		"\t// the learner's own 7.1\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q:\n%s", kept, want, text)
+		}
+	}
+	for p := range plan.Kept {
+		if !strings.HasPrefix(p, practice.KeptDir+"/") || !strings.HasSuffix(p, ".go.txt") {
+			t.Errorf("kept file %q is not a text file under %s", p, practice.KeptDir)
+		}
+		if _, ok := plan.Starter[p]; ok {
+			t.Errorf("kept file %q is also in the starter", p)
+		}
 	}
 }
 

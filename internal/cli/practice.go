@@ -40,7 +40,7 @@ func (a *app) practiceCommand() *cobra.Command {
 				if plan, err = a.carryFrom(c.Context(), b, ch, from, dir); err != nil {
 					return err
 				}
-				start = &practice.Start{Starter: plan.Starter, From: plan.From.Number, Earlier: plan.Earlier}
+				start = &practice.Start{Starter: plan.Starter, From: plan.From.Number, Earlier: plan.Earlier, Kept: plan.Kept}
 			}
 			if err := practice.CreateFrom(c.Context(), dir, b, h, ch, string(a.p.lang), start); err != nil {
 				return a.placeError("place.practice", dir, err, retry)

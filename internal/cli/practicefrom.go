@@ -172,6 +172,8 @@ func (a *app) originText(o practice.LabOrigin) string {
 	switch {
 	case o.Learner():
 		return a.p.text("origin.learner", o.Written)
+	case o.Reason == practice.ReasonChanged && o.Kept != "":
+		return a.p.text("origin.changed.kept", o.Changed, o.Decl, o.File, o.Kept)
 	case o.Reason == practice.ReasonChanged:
 		return a.p.text("origin.changed", o.Changed, o.Decl, o.File)
 	case o.Reason == practice.ReasonClash:
@@ -239,11 +241,12 @@ var fromMessages = i18n.Catalog{
 		ZH: "两条路：\n  1. 在原来的目录里修好它，再运行本命令：%s\n  2. 从参考代码开始，不带 --from：%s",
 		EN: "two ways on:\n  1. fix it where you wrote it, then run this command again: %s\n  2. start from the reference's code, without --from: %s",
 	},
-	"from.origins":       {ZH: "前面各章的 Lab 用的是谁的代码（带入自第 %s 章的练习目录）：", EN: "whose code the earlier labs are (carried from the practice directory of chapter %s):"},
-	"from.helpers":       {ZH: "随你的代码一起带入的你自己的声明：%s", EN: "your own declarations that came along with your code: %s"},
-	"origin.learner":     {ZH: "你的代码（写于第 %s 章）", EN: "yours (written in chapter %s)"},
-	"origin.changed":     {ZH: "参考代码：第 %s 章改写了它所在的 %s（%s），你的代码没法原样带入", EN: "the reference's: chapter %s rewrote %s (%s) around it, so your code could not be carried exactly"},
-	"origin.clash":       {ZH: "参考代码：你的声明 %s 和第 %s 章新加的声明重名（%s）", EN: "the reference's: your declaration %s has the name of one chapter %s adds (%s)"},
-	"origin.not.written": {ZH: "参考代码：这条练习链里没有做过这个 Lab", EN: "the reference's: this chain of practice directories never did this lab"},
-	"origin.reference":   {ZH: "参考代码", EN: "the reference's"},
+	"from.origins":        {ZH: "前面各章的 Lab 用的是谁的代码（带入自第 %s 章的练习目录）：", EN: "whose code the earlier labs are (carried from the practice directory of chapter %s):"},
+	"from.helpers":        {ZH: "随你的代码一起带入的你自己的声明：%s", EN: "your own declarations that came along with your code: %s"},
+	"origin.learner":      {ZH: "你的代码（写于第 %s 章）", EN: "yours (written in chapter %s)"},
+	"origin.changed":      {ZH: "参考代码：第 %s 章改写了它所在的 %s（%s），你的代码没法原样带入", EN: "the reference's: chapter %s rewrote %s (%s) around it, so your code could not be carried exactly"},
+	"origin.changed.kept": {ZH: "参考代码：第 %s 章改写了它所在的 %s（%s），你的代码没法原样带入；你的版本留在 %s，可以对照", EN: "the reference's: chapter %s rewrote %s (%s) around it, so your code could not be carried exactly; yours is kept in %s to compare with"},
+	"origin.clash":        {ZH: "参考代码：你的声明 %s 和第 %s 章新加的声明重名（%s）", EN: "the reference's: your declaration %s has the name of one chapter %s adds (%s)"},
+	"origin.not.written":  {ZH: "参考代码：这条练习链里没有做过这个 Lab", EN: "the reference's: this chain of practice directories never did this lab"},
+	"origin.reference":    {ZH: "参考代码", EN: "the reference's"},
 }

@@ -53,7 +53,7 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) [
 				if err != nil {
 					return Check{}, err
 				}
-				varied := false
+				run := mutantRun{failures: failures}
 				if sig, ok := committed.Mutant(m.Name); ok && report != nil && !report.BuildFailed && len(sig.Inconsistencies(failures)) > 0 {
 					lab, _ := ch.Lab(m.Lab) // checkMutant ran its tests, so the lab exists
 					for tries := 1; tries < SignatureRuns; tries++ {
@@ -62,12 +62,13 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) [
 							return Check{}, err
 						}
 						if len(sig.Inconsistencies(again)) == 0 {
-							failures, varied = again, true
+							run = mutantRun{failures: again, varied: true, others: append(run.others, run.failures)}
 							break
 						}
+						run.others = append(run.others, again)
 					}
 				}
-				runs.put(i, mutantRun{failures: failures, varied: varied})
+				runs.put(i, run)
 				return check, nil
 			},
 		})
@@ -89,11 +90,38 @@ func mutantTasks(b *tree.Builder, ch *manifest.Chapter, schema *chapterSchema) [
 	return tasks
 }
 
-// mutantRun is what rule 7 needs of one mutant's run: its failures, and whether an earlier run
-// of the same mutant disagreed with the committed file (a race the generating runs missed).
+// mutantRun is what rule 7 needs of one mutant's runs: the failures of the run it compares with
+// the committed file (the first, or the first later one that agrees with the file), whether an
+// earlier run of the same mutant disagreed with the file (a race the generating runs missed),
+// and the failures of every other run it made, each of which a learner could see too.
 type mutantRun struct {
 	failures []signature.Failure
 	varied   bool
+	others   [][]signature.Failure
+}
+
+// misnamed returns the names, other than want, that the kit shows (signature.File.Match) for
+// any of run's runs of a mutant of lab, sorted.
+func (run mutantRun) misnamed(file *signature.File, lab, want string) []string {
+	var names []string
+	for _, failures := range append([][]signature.Failure{run.failures}, run.others...) {
+		for _, o := range file.Match(lab, failures) {
+			if o.Name != want && !slices.Contains(names, o.Name) {
+				names = append(names, o.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// shownName is the name a learner who makes m's mistake is shown: its own, or the one of the
+// mutant it is named as.
+func shownName(m *manifest.Mutant) string {
+	if m.NamedAs != "" {
+		return m.NamedAs
+	}
+	return m.Name
 }
 
 // proveMutant proves rule 5 for m, in the chapter's schema build when m is woven into it
@@ -168,8 +196,10 @@ func mutantFailures(ch *manifest.Chapter, m *manifest.Mutant, report *gotest.Rep
 
 // checkSignatures proves rule 7 for ch from a fresh run of each mutant (fresh, by mutant index):
 // the committed signature file lists the chapter's mutants and no run contradicts it
-// (signature.Mutant.Inconsistencies), and every mutant's run names exactly that mutant, no other
-// (signature.File.Match): no two mutants of a lab share a signature.
+// (signature.Mutant.Inconsistencies); no two mutants of a lab share a signature; no run of a
+// mutant that dev check made (the first, and any rerun) is named another mutant
+// (signature.File.Match), so the name a learner is shown is the mistake's or none; and the run
+// compared with the file names exactly that mutant (or the one it is named as, NamedAs).
 func checkSignatures(fsys fs.FS, ch *manifest.Chapter, fresh []mutantRun) Check {
 	regenerate := fmt.Sprintf("run `%s`", signature.GenerateCommand(ch.Number))
 	file, err := signature.Load(fsys, ch.Number)
@@ -190,6 +220,8 @@ func checkSignatures(fsys fs.FS, ch *manifest.Chapter, fresh []mutantRun) Check 
 			stale = append(stale, fmt.Sprintf("mutant %s: not in the file", m.Name))
 		case sig.Lab != m.Lab:
 			stale = append(stale, fmt.Sprintf("mutant %s: the file says lab %s, the manifest %s", m.Name, sig.Lab, m.Lab))
+		case sig.NamedAs != m.NamedAs:
+			stale = append(stale, fmt.Sprintf("mutant %s: the file says it is named as %q, the manifest %q", m.Name, sig.NamedAs, m.NamedAs))
 		case i >= len(file.Mutants) || file.Mutants[i].Name != m.Name:
 			stale = append(stale, fmt.Sprintf("mutant %s: not in the manifest's order", m.Name))
 		default:
@@ -206,6 +238,25 @@ func checkSignatures(fsys fs.FS, ch *manifest.Chapter, fresh []mutantRun) Check 
 	var problems, notes []string
 	for i, m := range ch.Mutants {
 		sig, _ := file.Mutant(m.Name)
+		want := shownName(m)
+		var twins []string
+		for _, o := range file.Mutants {
+			if m.NamedAs == "" && o.NamedAs == "" && o.Name != m.Name && o.Lab == m.Lab && len(sig.Failures) > 0 && slices.Equal(o.Failures, sig.Failures) {
+				twins = append(twins, o.Name)
+			}
+		}
+		if len(twins) > 0 {
+			problems = append(problems, fmt.Sprintf("mutant %s: has the same signature as %s, so a learner making either mistake would be told both; "+
+				"make a test of lab %s fail them differently, or give the one whose name covers both mistakes to the other as named_as", m.Name, strings.Join(twins, ", "), m.Lab))
+			continue
+		}
+		// The name proof: whatever name the kit shows for any run of m that dev check made is m's
+		// (or the one m is named as), or none.
+		if wrong := fresh[i].misnamed(file, m.Lab, want); len(wrong) > 0 {
+			problems = append(problems, fmt.Sprintf("mutant %s: its own failures are named %s, another mistake: a learner who makes mistake %s would be told of %s; "+
+				"make a test of lab %s fail them differently, or remove the name that cannot be told apart", m.Name, strings.Join(wrong, ", "), m.Name, strings.Join(wrong, ", "), m.Lab))
+			continue
+		}
 		if len(sig.Failures) == 0 {
 			if len(sig.Unstable) > 0 {
 				problems = append(problems, fmt.Sprintf("mutant %s: none of its failures is the same from run to run (%s), so no learner's run can be matched to it; "+
@@ -221,21 +272,12 @@ func checkSignatures(fsys fs.FS, ch *manifest.Chapter, fresh []mutantRun) Check 
 		for _, o := range file.Match(m.Lab, fresh[i].failures) {
 			names = append(names, o.Name)
 		}
-		var twins []string
-		for _, o := range file.Mutants {
-			if o.Name != m.Name && o.Lab == m.Lab && slices.Equal(o.Failures, sig.Failures) {
-				twins = append(twins, o.Name)
-			}
-		}
 		switch {
-		case len(twins) > 0:
-			problems = append(problems, fmt.Sprintf("mutant %s: has the same signature as %s, so a learner making either mistake would be told both; "+
-				"make a test of lab %s fail them differently", m.Name, strings.Join(twins, ", "), m.Lab))
 		case len(names) == 0:
 			problems = append(problems, fmt.Sprintf("mutant %s: its run matches no known mistake", m.Name))
-		case !slices.Equal(names, []string{m.Name}):
-			problems = append(problems, fmt.Sprintf("mutant %s: its run is named %s; a run must name exactly its own mistake",
-				m.Name, strings.Join(names, ", ")))
+		case !slices.Equal(names, []string{want}):
+			problems = append(problems, fmt.Sprintf("mutant %s: its run is named %s; a run must name exactly its own mistake (%s)",
+				m.Name, strings.Join(names, ", "), want))
 		}
 	}
 	if len(problems) > 0 {
@@ -310,7 +352,7 @@ func Signatures(ctx context.Context, b *tree.Builder, opts Options) ([]*signatur
 // schema build when m is woven into it, else a tree of its own in dir) and returns rule 5's
 // check of the first run and m's signature: the failures every run shares.
 func signMutant(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, m *manifest.Mutant, schema *chapterSchema, dir string) (Check, signature.Mutant, error) {
-	sig := signature.Mutant{Name: m.Name, Lab: m.Lab, Failures: []signature.Failure{}}
+	sig := signature.Mutant{Name: m.Name, Lab: m.Lab, Failures: []signature.Failure{}, NamedAs: m.NamedAs}
 	check, report, rerun, err := proveMutant(ctx, b, ch, m, schema, dir)
 	if err != nil || report == nil || report.BuildFailed {
 		return check, sig, err

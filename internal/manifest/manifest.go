@@ -133,6 +133,12 @@ type Mutant struct {
 	// Race is set for a data race that no test can observe without the race detector: dev check
 	// runs the lab's tests on this mutant with -race. Its lab must be a race lab.
 	Race bool `yaml:"race"`
+	// NamedAs is set for a mistake that fails its lab's tests exactly as another mutant of the
+	// same lab does, where no test can tell the two apart from outside: that mutant's name and
+	// explanation, which must cover this mistake too, are what a learner who makes it is shown.
+	// The mutant is still proven (its lab catches it), and dev check proves that its run is
+	// named that other mutant, never a third.
+	NamedAs string `yaml:"named_as"`
 }
 
 // Scenarios returns the scenarios a diagnosis of m runs on the mutated code and on the target,
@@ -364,6 +370,23 @@ func (ch *Chapter) validate() error {
 		}
 		if m.Explain == "" || m.ExplainEN == "" {
 			fail("%s: explain and explain_en must both be set", where)
+		}
+	}
+	for i, m := range ch.Mutants {
+		if m.NamedAs == "" {
+			continue
+		}
+		where := fmt.Sprintf("mutants[%d] (%s)", i, m.Name)
+		j := slices.IndexFunc(ch.Mutants, func(o *Mutant) bool { return o.Name == m.NamedAs })
+		switch {
+		case m.NamedAs == m.Name:
+			fail("%s: named_as names the mutant itself", where)
+		case j < 0:
+			fail("%s: named_as %q is not a mutant of this chapter", where, m.NamedAs)
+		case ch.Mutants[j].Lab != m.Lab:
+			fail("%s: named_as %q is a mutant of lab %s, not of lab %s", where, m.NamedAs, ch.Mutants[j].Lab, m.Lab)
+		case ch.Mutants[j].NamedAs != "":
+			fail("%s: named_as %q is itself named as %q: name the mutant that is shown", where, m.NamedAs, ch.Mutants[j].NamedAs)
 		}
 	}
 	errs = append(errs, ch.validateDiagnosis()...)

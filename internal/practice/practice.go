@@ -100,7 +100,18 @@ type LabOrigin struct {
 	Changed string `json:"changed,omitempty"` // ReasonChanged, ReasonClash: the chapter
 	File    string `json:"file,omitempty"`    // ReasonChanged, ReasonClash: the file (slash path)
 	Decl    string `json:"decl,omitempty"`    // ReasonChanged: the declaration; ReasonClash: the learner's
+	// Kept is, for ReasonChanged, the file of the practice directory (slash path, under
+	// KeptDir) that keeps the learner's own version of the lab's code beside the reference's, for
+	// comparison; empty when there is none (the lab was still the starter's stub, or the record
+	// was carried on from an earlier directory, which keeps the file).
+	Kept string `json:"kept,omitempty"`
 }
+
+// KeptDir is the folder of a practice directory made with --from that keeps, one file per lab,
+// the learner's code of each lab that could not be carried exactly (LabOrigin.Kept). The go
+// command ignores folders whose names start with a dot, and the files are not Go files, so
+// nothing there is compiled.
+const KeptDir = ".course/carried"
 
 // Learner reports whether the lab's code is the learner's own.
 func (o LabOrigin) Learner() bool { return o.Source == SourceLearner }
@@ -112,6 +123,9 @@ type Start struct {
 	Starter tree.Tree   // the chapter's starter with the carried labs' bodies
 	From    string      // the chapter of the practice directory the code was carried from
 	Earlier []LabOrigin // see Provenance.Earlier
+	// Kept are the files under KeptDir that keep the learner's code of the labs that could not be
+	// carried exactly (LabOrigin.Kept), by slash path.
+	Kept tree.Tree
 }
 
 // ChangedTestFiles returns, sorted, the test files recorded in p whose content in the practice
@@ -237,6 +251,13 @@ func practiceTree(b *tree.Builder, h *history.History, ch *manifest.Chapter, lan
 		}
 		files[p] = data
 		return nil
+	}
+	if start != nil {
+		for _, p := range start.Kept.Paths() {
+			if err := add(p, start.Kept[p]); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	var labIDs []string

@@ -74,6 +74,10 @@ type Mutant struct {
 	// (another first message, or passing in one run): a race the mutant opens. They are not
 	// part of the signature, since a learner's run could show either outcome.
 	Unstable []string `json:"unstable,omitempty"`
+	// NamedAs is the manifest's named_as: another mutant of the lab whose name covers this
+	// mistake, which fails the same way. Match never returns a mutant that has it: the other
+	// mutant's signature names the learner's run.
+	NamedAs string `json:"named_as,omitempty"`
 }
 
 // Stable folds several runs of one mutant (each the Failures of one run) into its signature:
@@ -262,7 +266,8 @@ const MaxShown = 2
 // a learner's run can show either outcome there. A signature with more pairs explains more of
 // the failures, so it comes first; equal ones keep the manifest's order (`course dev check`
 // proves that no two mutants of a lab share a signature, so two names mean an unproved file).
-// A mutant with an empty signature (no test catches it) never matches. The messages of failures
+// A mutant with an empty signature (no test catches it), or one named as another (NamedAs),
+// never matches. The messages of failures
 // must have gone through Normalize; their order does not matter.
 func (f *File) Match(lab string, failures []Failure) []Mutant {
 	have := make(map[Failure]bool, len(failures))
@@ -271,7 +276,7 @@ func (f *File) Match(lab string, failures []Failure) []Mutant {
 	}
 	var matches []Mutant
 	for _, m := range f.Mutants {
-		if m.Lab != lab || len(m.Failures) == 0 {
+		if m.Lab != lab || len(m.Failures) == 0 || m.NamedAs != "" {
 			continue
 		}
 		if slices.ContainsFunc(m.Failures, func(fl Failure) bool { return !have[fl] }) {

@@ -95,6 +95,7 @@ func TestMatch(t *testing.T) {
 		{Name: "also-a", Lab: "7.1", Failures: []signature.Failure{a}},
 		{Name: "needs-c", Lab: "7.1", Failures: []signature.Failure{c}},
 		{Name: "c-maybe-b", Lab: "7.1", Failures: []signature.Failure{c}, Unstable: []string{"TestLab7_1_B"}},
+		{Name: "b-like-only-b", Lab: "7.1", Failures: []signature.Failure{b}, NamedAs: "only-b"},
 	}}
 	names := func(ms []signature.Mutant) []string {
 		var out []string
@@ -111,7 +112,7 @@ func TestMatch(t *testing.T) {
 	}{
 		{"exactly the signature: a contained signature is not named", "7.1", []signature.Failure{b, a}, []string{"a-and-b"}},
 		{"equal signatures keep manifest order", "7.1", []signature.Failure{a}, []string{"only-a", "also-a"}},
-		{"every pair must be there", "7.1", []signature.Failure{b}, nil},
+		{"every pair must be there; a mutant named as another is never named", "7.1", []signature.Failure{b}, nil},
 		{"same test, other message", "7.1", []signature.Failure{{Test: "TestLab7_1_C", Message: "other"}}, nil},
 		{"exact message", "7.1", []signature.Failure{c}, []string{"needs-c", "c-maybe-b"}},
 		{"a failure of an unstable test is allowed", "7.1", []signature.Failure{c, {Test: "TestLab7_1_B", Message: "whatever"}}, []string{"c-maybe-b"}},
