@@ -15,11 +15,14 @@ import (
 
 // DefaultFlakeRuns is how many times the flake check runs a chapter's focused tests with -race
 // when Options.FlakeRuns is 0. A test that fails once in a few dozen runs on a busy two-core
-// machine turns a learner's correct solution red at random; twenty-five runs catch a 3% flake
-// with a probability of about 53% and a 5% flake with 72%, and CI proves every chapter on every
-// push, so a flake that one run misses is met again at the next. It was fifty until chapter 14 pushed a fresh-clone make test over CI's 15 minutes: the
-// runs of all chapters were about 250 s of CPU at fifty (docs/performance.md).
-const DefaultFlakeRuns = 25
+// machine turns a learner's correct solution red at random. Twelve runs catch a 5% flake with a
+// probability of about 46% and a 10% flake with 72%; CI proves every chapter on every push, so a
+// flake that one run misses is met again at the next, and an author who suspects one asks for
+// more (--flake-runs). It was fifty, then twenty-five, each time cut to keep a fresh-clone
+// make test near CI's 15 minutes: on 2026-12-07 the flake runs of all chapters were 256 s of
+// CPU at twenty-five, chapter 13's alone 108 s (its tests start child processes of a
+// race-built binary), out of about 2,800 s for the whole run (docs/performance.md).
+const DefaultFlakeRuns = 12
 
 // flakeRuns returns how many times the flake check runs each chapter's tests.
 func (o Options) flakeRuns() int {
