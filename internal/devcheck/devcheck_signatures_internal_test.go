@@ -104,3 +104,79 @@ func TestCheckSignaturesNameProof(t *testing.T) {
 		t.Errorf("an unstable mutant's run named another mutant: check OK = %v, detail:\n%s\nwant a failure containing %q", got.OK, got.Detail, want)
 	}
 }
+
+// TestCheckSignaturesAgainstTheFile: the committed file disagrees with the runs in each way
+// rule 7 reports, on a synthetic chapter without a go test run (TestSignatureCheck runs the
+// check end to end on a fake course, for a stale message and an up-to-date file).
+func TestCheckSignaturesAgainstTheFile(t *testing.T) {
+	add := signature.Failure{Test: "TestLab1_1_Add", Message: "Add(2, 3) = -1, want 5"}
+	double := signature.Failure{Test: "TestLab1_2_Double", Message: "Double(4) = 16, want 8"}
+	ch := &manifest.Chapter{Number: "01", Mutants: []*manifest.Mutant{
+		{Name: "minus", Lab: "1.1"},
+		{Name: "square", Lab: "1.2"},
+	}}
+	runs := []mutantRun{{failures: []signature.Failure{add}}, {failures: []signature.Failure{double}}}
+	upToDate := func() signature.File {
+		return signature.File{Chapter: "01", GeneratedBy: signature.GenerateCommand("01"), Mutants: []signature.Mutant{
+			{Name: "minus", Lab: "1.1", Failures: []signature.Failure{add}},
+			{Name: "square", Lab: "1.2", Failures: []signature.Failure{double}},
+		}}
+	}
+	tests := []struct {
+		name    string
+		file    func() *signature.File // nil: no file
+		details []string
+	}{
+		{"missing", nil, []string{
+			"checkpoints/signatures/01.json is missing: run `go run ./cmd/course dev signatures 01`"}},
+		{"a test missing from the file", func() *signature.File {
+			f := upToDate()
+			f.Mutants[1].Failures = []signature.Failure{}
+			return &f
+		}, []string{
+			"signatures of chapter 01 are stale",
+			`mutant square: TestLab1_2_Double: fails with "Double(4) = 16, want 8", which the file does not have`}},
+		{"no failure is stable", func() *signature.File {
+			f := upToDate()
+			f.Mutants[1].Failures = []signature.Failure{}
+			f.Mutants[1].Unstable = []string{"TestLab1_2_Double"}
+			return &f
+		}, []string{
+			"mutant square: none of its failures is the same from run to run (TestLab1_2_Double)"}},
+		{"mutant missing from the file", func() *signature.File {
+			f := upToDate()
+			f.Mutants[1].Name = "cube"
+			return &f
+		}, []string{
+			"mutant square: not in the file"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fsys := fstest.MapFS{}
+			if tt.file != nil {
+				data, err := tt.file().Marshal()
+				if err != nil {
+					t.Fatal(err)
+				}
+				fsys[signature.Path("01")] = &fstest.MapFile{Data: data}
+			}
+			got := checkSignatures(fsys, ch, runs)
+			if got.OK {
+				t.Fatalf("check passed, want a failure")
+			}
+			for _, d := range tt.details {
+				if !strings.Contains(got.Detail, d) {
+					t.Errorf("detail lacks %q:\n%s", d, got.Detail)
+				}
+			}
+		})
+	}
+	f := upToDate()
+	data, err := f.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := checkSignatures(fstest.MapFS{signature.Path("01"): {Data: data}}, ch, runs); !got.OK {
+		t.Errorf("the file the runs give: check failed:\n%s", got.Detail)
+	}
+}
