@@ -15,7 +15,9 @@ import (
 // each chapter's trees many times, so without it the same file was formatted dozens of times.
 //
 // A key is a hash of everything the result depends on, so a Builder whose content changes
-// under it computes afresh instead of answering from the memo. Safe for concurrent use: dev
+// under it computes afresh instead of answering from the memo. Nothing is ever dropped: every
+// tree dev check builds of the whole course (targets, parents, starters, stages, mutants) left
+// about 3,700 files, 50 MB, in it (2026-12-07), which a course of this size can afford. Safe for concurrent use: dev
 // check builds trees from several goroutines.
 type fileMemo struct {
 	mu      sync.Mutex
