@@ -71,6 +71,10 @@ func (h *Handler) takeView(w http.ResponseWriter) (release func(), ok bool) {
 		return func() { <-h.views }, true
 	default:
 	}
+	// The connection is closed after the answer: a refused client that kept it idle would hold
+	// one of the server's connections (maxConns) for idleTimeout, and a crowd of them would keep
+	// every other client waiting to be accepted instead of answered.
+	w.Header().Set("Connection", "close")
 	w.Header().Set("Retry-After", retryAfter)
 	http.Error(w, texts(h.opts.Lang)("busy", cap(h.views)), http.StatusServiceUnavailable)
 	return nil, false

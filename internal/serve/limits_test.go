@@ -76,6 +76,7 @@ func TestViewsBeyondTheLimitAreRefusedAtOnce(t *testing.T) {
 		rec := do(t, h, target)
 		assert.Equal(t, http.StatusServiceUnavailable, rec.Code, target)
 		assert.Equal(t, "2", rec.Header().Get("Retry-After"), target)
+		assert.Equal(t, "close", rec.Header().Get("Connection"), target)
 		assert.Equal(t, "503 busy: as many views as are computed at once (1) are being computed; reload in a moment.\n", rec.Body.String(), target)
 	}
 
