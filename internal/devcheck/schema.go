@@ -22,10 +22,12 @@ import (
 // mutant selected, is proven in a tree of its own (runMutant), as before. The first mutant job of the chapter makes the build; the
 // others wait for it.
 type chapterSchema struct {
-	once  sync.Once
-	dir   string          // where the build's tree is; "" when there is none
-	bin   string          // its test binary
-	woven map[string]bool // the mutants in it, by name
+	once sync.Once
+	dir  string // where the build's tree is; "" when there is none
+	bin  string // its test binary
+	// test2json is the test2json program its runs go through (gotest.Test2JSON); "" for go tool.
+	test2json string
+	woven     map[string]bool // the mutants in it, by name
 	// heldout: the build holds the held-out harness (heldout.HarnessName), so the held-out checks
 	// run its binary too, one run per mutant, with no build of their own.
 	heldout bool
@@ -105,6 +107,13 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 	// With no mutant selected the build is the target: its labs' tests must pass, or a mutant's
 	// failures could be the build's own.
 	s.dir, s.bin = dir, bin
+	// Every run of the binary goes through test2json: found once here, it is started directly
+	// instead of through `go tool` (gotest.Options.Test2JSON). Not found, the runs use go tool.
+	if path, err := gotest.Test2JSON(ctx, sharedBuildEnv()); err == nil {
+		s.test2json = path
+	} else if ctx.Err() != nil {
+		return ctx.Err()
+	}
 	report, err := gotest.Run(ctx, s.run(strings.Join(patterns, "|"), ""))
 	if err != nil {
 		return err
@@ -122,7 +131,7 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 // selects, with the mutant selected by name ("" for none).
 func (s *chapterSchema) run(pattern, mutant string) gotest.Options {
 	return gotest.Options{
-		Dir: s.dir, Binary: s.bin, Fresh: true, Run: pattern, Timeout: testTimeout,
+		Dir: s.dir, Binary: s.bin, Test2JSON: s.test2json, Fresh: true, Run: pattern, Timeout: testTimeout,
 		Env: append(sharedBuildEnv(), schemata.EnvVar+"="+mutant),
 	}
 }

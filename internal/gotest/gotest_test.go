@@ -497,6 +497,9 @@ func TestBinaryReportsAsRun(t *testing.T) {
 	built, err := Compile(context.Background(), Options{Dir: dir, Env: OfflineEnv(), SkipTestVet: true, Unoptimized: true}, bin)
 	require.NoError(t, err)
 	require.False(t, built.BuildFailed, "BuildFailed: %s", built.BuildOutput)
+	test2json, err := Test2JSON(context.Background(), OfflineEnv())
+	require.NoError(t, err)
+	require.Equal(t, "test2json", filepath.Base(test2json))
 	for _, pattern := range []string{"", "^TestPass$"} {
 		viaGo, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Run: pattern, Fresh: true})
 		require.NoError(t, err)
@@ -507,6 +510,15 @@ func TestBinaryReportsAsRun(t *testing.T) {
 		}
 		if viaBinary.ExitCode != viaGo.ExitCode || viaBinary.BuildFailed {
 			t.Errorf("-run %q: binary's exit code %d, build failed %v; go test's exit code %d", pattern, viaBinary.ExitCode, viaBinary.BuildFailed, viaGo.ExitCode)
+		}
+		// The same through test2json started directly (Options.Test2JSON).
+		direct, err := Run(context.Background(), Options{Dir: dir, Env: OfflineEnv(), Run: pattern, Fresh: true, Binary: bin, Test2JSON: test2json, Timeout: time.Minute})
+		require.NoError(t, err)
+		if diff := cmp.Diff(summarize(viaGo.Tests), summarize(direct.Tests)); diff != "" {
+			t.Errorf("-run %q, test2json %s: tests (-go test +binary):\n%s", pattern, test2json, diff)
+		}
+		if direct.ExitCode != viaGo.ExitCode || direct.BuildFailed {
+			t.Errorf("-run %q, test2json %s: exit code %d, build failed %v; go test's exit code %d", pattern, test2json, direct.ExitCode, direct.BuildFailed, viaGo.ExitCode)
 		}
 	}
 
