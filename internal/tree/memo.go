@@ -59,14 +59,14 @@ func (m *fileMemo) check(name string, src []byte, check func() ([]string, error)
 	return r.chapters, r.err
 }
 
-// make returns make's result for a file, computed once for each key; the caller gets its own
+// make returns build's result for a file, computed once for each key; the caller gets its own
 // copy of the bytes, which trees may change.
-func (m *fileMemo) make(key [sha256.Size]byte, make func() ([]byte, error)) ([]byte, error) {
+func (m *fileMemo) make(key [sha256.Size]byte, build func() ([]byte, error)) ([]byte, error) {
 	m.mu.Lock()
 	r, ok := m.made[key]
 	m.mu.Unlock()
 	if !ok {
-		src, err := make()
+		src, err := build()
 		r = madeFile{src: bytes.Clone(src), err: err}
 		m.mu.Lock()
 		m.made[key] = r
