@@ -22,10 +22,18 @@ GO ?= go
 ## The hang detectors of the tests (internal/hang) give work TEST_TIMEOUT_SCALE times their own
 ## bound here (COURSE_TEST_TIMEOUT_SCALE, when set, wins): the unit tests get the CPU last, by
 ## design, and a bound must detect a hang, not that.
+##
+## Every part builds with -trimpath (TEST_GOFLAGS), as do the go commands the tests and dev check
+## start (gotest.OfflineEnv keeps the flag): dev check needs it to share builds between trees
+## written in different directories, and a build with it and one without are different builds
+## of the whole standard library and every module. With the flag in one part only, a fresh clone
+## built the standard library four times (with and without -trimpath, with and without -race),
+## about 75 s of CPU each (2026-12-07, docs/performance.md).
 TEST_NICE ?= nice -n 5
 TEST_TIMEOUT_SCALE ?= 3
+TEST_GOFLAGS ?= -trimpath
 test:
-	COURSE_TEST_TIMEOUT_SCALE="$${COURSE_TEST_TIMEOUT_SCALE:-$(TEST_TIMEOUT_SCALE)}" \
+	COURSE_TEST_TIMEOUT_SCALE="$${COURSE_TEST_TIMEOUT_SCALE:-$(TEST_TIMEOUT_SCALE)}" GOFLAGS="$(TEST_GOFLAGS)" \
 		$(MAKE) --no-print-directory -j5 --output-sync=line NICE="$(TEST_NICE)" vet lint unit-race unit-e2e check
 
 ## NICE: a prefix for the commands of vet, lint, unit-race and unit-e2e; `make test` sets it.
@@ -67,8 +75,12 @@ unit-e2e:
 ## every chapter, as CI does (.ci/run).
 DEVCHECK_FLAGS ?=
 
+##
+## The course command itself is built without -trimpath even when GOFLAGS has it (make test): a
+## binary that knows where its source is keeps the proofs of the chapters a change of content
+## does not touch (devcheck.KitIdentity).
 check:
-	$(GO) run ./cmd/course dev check $(DEVCHECK_FLAGS)
+	$(GO) run -trimpath=false ./cmd/course dev check $(DEVCHECK_FLAGS)
 
 ## bench: the benchmarks of the reference runtime and the kit (internal/perf) and of course dev
 ## check (internal/devcheck), then benchstat: a comparison with the previous `make bench` when

@@ -21,6 +21,7 @@ import (
 
 	course "github.com/learn-tinypi/course"
 	"github.com/learn-tinypi/course/internal/cli"
+	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/manifest"
 )
 
@@ -65,10 +66,10 @@ func setOfflineEnv(env *testscript.Env, goEnv [][2]string) {
 	for _, kv := range goEnv {
 		env.Setenv(kv[0], kv[1])
 	}
-	env.Setenv("GOFLAGS", "-mod=readonly")
-	env.Setenv("GOPROXY", "off")
-	env.Setenv("GOWORK", "off")
-	env.Setenv("GOTOOLCHAIN", "local")
+	for _, kv := range gotest.OfflineEnv() { // GOFLAGS, GOPROXY, GOWORK, GOTOOLCHAIN
+		name, value, _ := strings.Cut(kv, "=")
+		env.Setenv(name, value)
+	}
 	env.Setenv("GOSUMDB", "off")
 	env.Setenv("NO_COLOR", "1")
 }

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/learn-tinypi/course/internal/gotest"
 )
 
 // hangTest is a focused test of lab 7.1 that reports its process id through the FIFO named by
@@ -52,7 +54,7 @@ func TestSignalsStopEverything(t *testing.T) {
 	for _, kv := range hostGoEnv(t) {
 		env = append(env, kv[0]+"="+kv[1])
 	}
-	env = append(env, "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local",
+	env = append(append(env, gotest.OfflineEnv()...),
 		"GOSUMDB=off", "NO_COLOR=1", "GOTMPDIR=", "COURSE_LANG=", "LANG=C")
 
 	dir := filepath.Join(t.TempDir(), "p07")

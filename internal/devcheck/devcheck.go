@@ -167,10 +167,11 @@ func Run(ctx context.Context, b *tree.Builder, opts Options) (*Result, error) {
 	result.CacheErr = err
 	keys := make([]string, len(chapters)) // "" when the chapter's proof is not to be stored
 	started := time.Now()
+	tools := &runTools{}
 	var jobs []job
 	for i, ch := range chapters {
 		result.Chapters = append(result.Chapters, ChapterResult{Number: ch.Number, ProvenAt: started})
-		tasks := plan(b, ch, opts)
+		tasks := plan(b, ch, opts, tools)
 		if cache != nil {
 			keys[i], result.Chapters[i].CacheErr = cachedProof(b, ch, opts, cache, tasks, &result.Chapters[i])
 			if result.Chapters[i].Cached {
@@ -304,8 +305,9 @@ func printCheck(w io.Writer, opts Options, chapter string, c Check) {
 	}
 }
 
-// plan lists ch's checks in the order docs/authoring.md numbers them.
-func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
+// plan lists ch's checks in the order docs/authoring.md numbers them; tools is what the run's
+// chapters share.
+func plan(b *tree.Builder, ch *manifest.Chapter, opts Options, tools *runTools) []task {
 	tasks := []task{{
 		name:   "target: go vet and go test -race ./... pass offline",
 		usesGo: true,
@@ -337,7 +339,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 				return checkStarter(ctx, b, ch, dir)
 			},
 		})
-		stages := &stageSchema{} // stages.go
+		stages := &stageSchema{tools: tools} // stages.go
 		for k, lab := range ch.Labs {
 			tasks = append(tasks, task{
 				name:   fmt.Sprintf("progressive: lab %s fails with its own message, earlier labs pass, course test shows its hint", lab.ID),
@@ -353,7 +355,7 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 	// Rule 5 for every chapter (an observe chapter's mutants break the code it reads), and rule 7
 	// from the same mutant runs for rebuild chapters (devcheck_signatures.go).
 	// The mutants' build (schema.go) serves the held-out checks too.
-	schema := &chapterSchema{}
+	schema := &chapterSchema{tools: tools}
 	tasks = append(tasks, mutantTasks(b, ch, schema)...)
 	tasks = append(tasks, task{
 		name: "content: every lab has its cards (zh, en) and the chapter has " + ch.Doc,
@@ -370,8 +372,11 @@ func plan(b *tree.Builder, ch *manifest.Chapter, opts Options) []task {
 // directory of its own, and without -trimpath a package's directory is part of its key in go's
 // build cache: the target and the flake runs, or the packages a chapter's trees share with the
 // next chapter's, are the same sources compiled twice. With it they are compiled once. Mutant
-// runs in a tree of their own keep the plain environment: their messages make signatures, which
-// must be what a learner's own go test prints (a path in a message would differ).
+// runs in a tree of their own keep the learner's environment (gotest.OfflineEnv): their messages
+// make signatures, which must be what a learner's own go test prints. That environment has
+// -trimpath too when the one dev check runs in has it (make test sets it, so that the whole run
+// builds the standard library once): a message with a file's path in it could not be a
+// signature either way, since every tree is written in a directory of its own.
 func sharedBuildEnv() []string {
 	return append(gotest.OfflineEnv(), "GOFLAGS=-mod=readonly -trimpath")
 }
@@ -447,9 +452,13 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 	if err := stages.prepare(ctx, b, ch, dir); err != nil {
 		return Check{}, err
 	}
-	opts := stageRun(dir, "", "")
+	var report *gotest.Report
 	if stages.woven[k] {
-		opts = stages.run("", stageName(k))
+		r, err := stages.runStage(ctx, k)
+		if err != nil {
+			return Check{}, err
+		}
+		report = r
 	} else {
 		t, err := b.Progressive(ch, k)
 		if err != nil {
@@ -458,10 +467,11 @@ func checkProgressive(ctx context.Context, b *tree.Builder, ch *manifest.Chapter
 		if err := t.Write(dir); err != nil {
 			return Check{}, fmt.Errorf("writing a progressive tree of chapter %s: %w", ch.Number, err)
 		}
-	}
-	report, err := gotest.Run(ctx, opts)
-	if err != nil {
-		return Check{}, err
+		r, err := gotest.Run(ctx, stageRun(dir, "", ""))
+		if err != nil {
+			return Check{}, err
+		}
+		report = r
 	}
 	problems := stubbedLabProblems(report, ch.Labs[k])
 	if !report.BuildFailed {

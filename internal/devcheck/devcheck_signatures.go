@@ -307,9 +307,10 @@ func Signatures(ctx context.Context, b *tree.Builder, opts Options) ([]*signatur
 	okMark, failMark := opts.marks()
 	sigs := make([][]signature.Mutant, len(chapters))
 	var jobs []job
+	tools := &runTools{}
 	for c, ch := range chapters {
 		sigs[c] = make([]signature.Mutant, len(ch.Mutants))
-		schema := &chapterSchema{}
+		schema := &chapterSchema{tools: tools}
 		for i, m := range ch.Mutants {
 			jobs = append(jobs, job{
 				dir:    fmt.Sprintf("%s-%03d", ch.Number, i),

@@ -5,6 +5,7 @@
 package gotest
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -107,6 +109,9 @@ type Options struct {
 	// through. Empty means `go tool test2json`, which starts the go command to find the tool
 	// first: about 0.2 s of CPU a run, a fifth of a short mutant run's.
 	Test2JSON string
+	// BinaryPackage is the import path a Binary run reports its tests under (TestResult.Package);
+	// empty means ".".
+	BinaryPackage string
 }
 
 // TestResult is the outcome of one top-level test. Subtests are folded into their parent:
@@ -312,7 +317,7 @@ func Test2JSON(ctx context.Context, env []string) (string, error) {
 
 // binaryArgs returns the arguments of go that run opts.Binary and report as go test -json does.
 func binaryArgs(opts Options) []string {
-	args := []string{"tool", "test2json", "-t", "-p", ".", opts.Binary, "-test.v=test2json"}
+	args := []string{"tool", "test2json", "-t", "-p", cmp.Or(opts.BinaryPackage, "."), opts.Binary, "-test.v=test2json"}
 	if opts.Timeout > 0 {
 		args = append(args, "-test.timeout="+opts.Timeout.String())
 	}
@@ -395,9 +400,17 @@ func (r *Report) Test(name string) (TestResult, bool) {
 }
 
 // OfflineEnv returns the environment that keeps go offline and inside the module: no downloads,
-// no go.mod rewrites, no workspace and no toolchain switch.
+// no go.mod rewrites, no workspace and no toolchain switch. Its GOFLAGS replaces the current
+// one, but keeps -trimpath when the current one has it: that flag changes no test's behaviour,
+// only how builds are keyed in go's build cache, and make test sets it so that all of its parts
+// and the go commands they start share one build of the standard library and the modules
+// instead of one with it and one without (docs/performance.md).
 func OfflineEnv() []string {
-	return []string{"GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local"}
+	flags := "GOFLAGS=-mod=readonly"
+	if slices.Contains(strings.Fields(os.Getenv("GOFLAGS")), "-trimpath") {
+		flags += " -trimpath"
+	}
+	return []string{flags, "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local"}
 }
 
 // stopGrace is how long go (and the test binaries it runs) get to end after an interrupt before

@@ -2,6 +2,7 @@ package gotest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -527,5 +528,61 @@ func TestBinaryReportsAsRun(t *testing.T) {
 	require.NoError(t, err)
 	if !report.BuildFailed || !strings.Contains(report.BuildOutput, "cannot use") {
 		t.Errorf("a package that does not compile: BuildFailed %v, output %q", report.BuildFailed, report.BuildOutput)
+	}
+}
+
+// TestCompileEachRunsAsGoTestOfEveryPackage: the binaries of a module's packages, run one after
+// the other, report what `go test ./...` reports: every package's tests under its import path,
+// each run in its package's directory, and the failure's exit code. Two packages of one name
+// (m and cmd/m) get binaries of their own; a package without tests gets none.
+func TestCompileEachRunsAsGoTestOfEveryPackage(t *testing.T) {
+	dir := writeModule(t, map[string]string{"m_test.go": mixedTests})
+	for name, text := range map[string]string{
+		"cmd/m/main.go":           "package main\n\nfunc main() {}\n",
+		"cmd/m/main_test.go":      "package main\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestHere(t *testing.T) {\n\tif _, err := os.Stat(\"testdata/here.txt\"); err != nil {\n\t\tt.Fatal(err)\n\t}\n}\n",
+		"cmd/m/testdata/here.txt": "x\n",
+		"notests/n.go":            "package notests\n",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644))
+	}
+	opts := Options{Dir: dir, Env: OfflineEnv(), Packages: []string{"./..."}, Unoptimized: true}
+	bins, built, err := CompileEach(context.Background(), opts, filepath.Join(t.TempDir(), "bin"))
+	require.NoError(t, err)
+	require.False(t, built.BuildFailed, "BuildFailed: %s", built.BuildOutput)
+	var paths []string
+	for _, b := range bins {
+		paths = append(paths, b.ImportPath)
+	}
+	if diff := cmp.Diff([]string{"example.com/m", "example.com/m/cmd/m"}, paths); diff != "" {
+		t.Errorf("binaries (-want +got):\n%s", diff)
+	}
+	report, err := RunEach(context.Background(), Options{Fresh: true, Env: OfflineEnv(), Timeout: time.Minute}, bins)
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, r := range report.Tests {
+		got[r.Package+" "+r.Name] = fmt.Sprintf("passed=%v failed=%v", r.Passed, r.Failed)
+	}
+	want := map[string]string{
+		"example.com/m TestPass":       "passed=true failed=false",
+		"example.com/m TestFatal":      "passed=false failed=true",
+		"example.com/m TestSub":        "passed=false failed=true",
+		"example.com/m TestParent":     "passed=false failed=true",
+		"example.com/m TestSkip":       "passed=false failed=false",
+		"example.com/m TestPanic":      "passed=false failed=true",
+		"example.com/m/cmd/m TestHere": "passed=true failed=false",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("tests (-want +got):\n%s", diff)
+	}
+	if report.ExitCode == 0 || report.BuildFailed {
+		t.Errorf("exit code %d, build failed %v; want a failing run that built", report.ExitCode, report.BuildFailed)
+	}
+
+	broken := writeModule(t, map[string]string{"m_test.go": "package m\n\nfunc broken() int { return \"x\" }\n"})
+	bins, built, err = CompileEach(context.Background(), Options{Dir: broken, Env: OfflineEnv(), Packages: []string{"./..."}}, filepath.Join(t.TempDir(), "bin"))
+	require.NoError(t, err)
+	if !built.BuildFailed || !strings.Contains(built.BuildOutput, "cannot use") || len(bins) != 0 {
+		t.Errorf("a package that does not compile: BuildFailed %v, %d binaries, output %q", built.BuildFailed, len(bins), built.BuildOutput)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	course "github.com/learn-tinypi/course"
+	"github.com/learn-tinypi/course/internal/gotest"
 	"github.com/learn-tinypi/course/internal/hang"
 	"github.com/learn-tinypi/course/internal/labsrc"
 	"github.com/learn-tinypi/course/internal/tree"
@@ -410,7 +411,7 @@ func goBuild(t *testing.T, name string, tr tree.Tree) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", "vet", "./...")
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=readonly", "GOPROXY=off", "GOWORK=off", "GOTOOLCHAIN=local")
+	cmd.Env = append(os.Environ(), gotest.OfflineEnv()...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("%s: go vet ./... failed: %v\n%s", name, err, out)
 	}
