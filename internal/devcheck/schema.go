@@ -24,8 +24,8 @@ import (
 type chapterSchema struct {
 	tools *runTools // what every chapter of the run shares
 	once  sync.Once
-	dir  string // where the build's tree is; "" when there is none
-	bin  string // its test binary
+	dir   string // where the build's tree is; "" when there is none
+	bin   string // its test binary
 	// test2json is the test2json program its runs go through (gotest.Test2JSON); "" for go tool.
 	test2json string
 	woven     map[string]bool // the mutants in it, by name
