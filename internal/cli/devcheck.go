@@ -70,7 +70,7 @@ func (a *app) devCheckCommand() *cobra.Command {
 		},
 	}
 	c.Flags().IntVar(&parallel, "parallel", 0, a.p.text("devcheck.flag.parallel"))
-	c.Flags().IntVar(&flakeRuns, "flake-runs", 0, a.p.text("devcheck.flag.flakeruns"))
+	c.Flags().IntVar(&flakeRuns, "flake-runs", 0, a.p.text("devcheck.flag.flakeruns", devcheck.DefaultFlakeRuns))
 	c.Flags().BoolVar(&force, "force", false, a.p.text("devcheck.flag.force"))
 	return c
 }

@@ -75,12 +75,20 @@ func DefaultCacheDir(getenv func(string) string) (string, error) {
 	return filepath.Join(base, "tinypi-course", "devcheck"), nil
 }
 
+// BuiltFrom is the checkout the running binary was built from, when the build says so
+// (`-ldflags -X github.com/learn-tinypi/course/internal/devcheck.BuiltFrom=DIR`, as make check
+// does): a build with -trimpath cannot find its source through its own file names, and
+// KitIdentity then hashes the whole executable, whose embedded content changes with every card.
+// It is set by the linker only, never at run time.
+var BuiltFrom string
+
 // KitIdentity identifies the code of the running kit, the code that proves. When the kit runs
 // from the checkout it was built in (`go run ./cmd/course`), it is a hash of the kit's own source
 // there (go.mod, go.sum, the root package, internal/ and cmd/, test files excepted), so that a
 // change to the course content alone, which the binary embeds, keeps the proofs of the chapters
 // it does not touch. Otherwise (an installed binary, a build with -trimpath, or a source file
-// changed after the binary was built) it is a hash of the running executable itself.
+// changed after the binary was built) it is a hash of the running executable itself. A build
+// with -trimpath finds its checkout through BuiltFrom instead, when the build set it.
 func KitIdentity() (string, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -90,8 +98,13 @@ func KitIdentity() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("finding the running kit: %w", err)
 	}
+	root := ""
 	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		root := filepath.Dir(filepath.Dir(filepath.Dir(file))) // file is <root>/internal/devcheck/cache.go
+		root = filepath.Dir(filepath.Dir(filepath.Dir(file))) // file is <root>/internal/devcheck/cache.go
+	} else if filepath.IsAbs(BuiltFrom) {
+		root = BuiltFrom
+	}
+	if root != "" {
 		if id, ok := sourceIdentity(root, info.ModTime()); ok {
 			return id, nil
 		}
