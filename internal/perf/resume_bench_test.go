@@ -95,13 +95,14 @@ func resume(path, workspace string) (*tinypi.Runtime, int, error) {
 }
 
 // boundHeapWhileLoading is cmd/tinypi's (heapbound.go), which a test cannot import from a main
-// package: the Go memory limit is the memory in use plus 1.9 times size until restore is called,
-// unless a lower limit is set.
+// package: the Go memory limit is the memory in use (not counting free pages not yet released)
+// plus 1.9 times size until restore is called, unless a lower limit is set.
 func boundHeapWhileLoading(size int64) (restore func()) {
 	previous := debug.SetMemoryLimit(-1)
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(s)
-	bound := float64(s[0].Value.Uint64()-s[1].Value.Uint64()) + 1.9*float64(size)
+	bound := float64(s[0].Value.Uint64()-s[1].Value.Uint64()-s[2].Value.Uint64()) + 1.9*float64(size)
 	if bound >= float64(previous) || bound >= math.MaxInt64 {
 		return func() {}
 	}

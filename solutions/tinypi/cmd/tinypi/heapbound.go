@@ -6,11 +6,11 @@ import (
 	"runtime/metrics"
 )
 
-// loadHeadroom bounds what resuming a session may add to the memory the process holds, as a
+// loadHeadroom bounds what resuming a session may add to the memory the process uses, as a
 // multiple of the session file's size.
 const loadHeadroom = 1.9
 
-// boundHeapWhileLoading sets the Go memory limit to the memory the process holds now plus
+// boundHeapWhileLoading sets the Go memory limit to the memory the process uses now plus
 // loadHeadroom times size, the length of the session file about to be resumed, until the function
 // it returns is called (once the log is loaded and the agent holds its transcript).
 //
@@ -33,10 +33,12 @@ func boundHeapWhileLoading(size int64) (restore func()) {
 	return func() { debug.SetMemoryLimit(previous) }
 }
 
-// memoryInUse is the memory the Go memory limit counts: everything the runtime holds from the
-// operating system but what it has released.
+// memoryInUse is the memory the Go memory limit counts (everything the runtime holds from the
+// operating system but what it has released) less the free pages it has not released yet: the
+// load may fill those, so they count as part of its headroom, not of what the process uses.
 func memoryInUse() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}}
 	metrics.Read(s)
-	return s[0].Value.Uint64() - s[1].Value.Uint64()
+	return s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64()
 }
