@@ -18,7 +18,7 @@ const loadHeadroom = 1.9
 // times the file. At the collector's default pace (GOGC=100) the heap grows to twice what it last
 // found live before it collects again, so a resume of 100,000 turns (a 177 MiB file, 1.8 times
 // as much live at the end) reached 2.7 times the file. Under the limit the collector runs more
-// often near the end of the load instead, about a third more CPU for that resume (internal/perf's
+// often near the end of the load instead, up to a third more CPU for that resume (internal/perf's
 // BenchmarkResume, docs/performance.md), and the heap stays under 2 times the file. A log that
 // needs more than the limit (one of very short lines) still loads: the runtime caps the CPU the
 // collector spends on a limit it cannot meet and lets the heap grow past it. A lower limit the
