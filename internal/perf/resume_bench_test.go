@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -60,9 +63,17 @@ func writeResumeLogT(b testing.TB, dir string, turns int) (string, int64) {
 // cmd/tinypi does it (session.go resumeSession, agent.go runSession): load the session (check
 // every event, repair a crash, attach the writer), count the usage of the messages already logged
 // (newUsageMeter), then build the runtime, whose agent's transcript is the log's messages. The
-// lock file and the torn-line check read nothing of a file that ends with its newline. It returns
-// the runtime and the usage counted; close the runtime, then its session.
+// lock file and the torn-line check read nothing of a file that ends with its newline. As
+// cmd/tinypi does, the Go memory limit is the memory in use plus 1.9 times the file from before
+// the load until the runtime is built (boundHeapWhileLoading). It returns the runtime and the
+// usage counted; close the runtime, then its session.
 func resume(path, workspace string) (*tinypi.Runtime, int, error) {
+	info, err := os.Stat(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	restore := boundHeapWhileLoading(info.Size())
+	defer restore()
 	s, _, err := tinypi.LoadSession(path, tinypi.SessionOptions{})
 	if err != nil {
 		return nil, 0, err
@@ -81,6 +92,22 @@ func resume(path, workspace string) (*tinypi.Runtime, int, error) {
 		return nil, 0, err
 	}
 	return rt, output, nil
+}
+
+// boundHeapWhileLoading is cmd/tinypi's (heapbound.go), which a test cannot import from a main
+// package: the Go memory limit is the memory in use (not counting free pages not yet released)
+// plus 1.9 times size until restore is called, unless a lower limit is set.
+func boundHeapWhileLoading(size int64) (restore func()) {
+	previous := debug.SetMemoryLimit(-1)
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}}
+	metrics.Read(s)
+	bound := float64(s[0].Value.Uint64()-s[1].Value.Uint64()-s[2].Value.Uint64()) + 1.9*float64(size)
+	if bound >= float64(previous) || bound >= math.MaxInt64 {
+		return func() {}
+	}
+	debug.SetMemoryLimit(int64(bound))
+	return func() { debug.SetMemoryLimit(previous) }
 }
 
 // reportFile reports the file's size (file-MB), the highest heap above the start (peak-MB), their

@@ -139,7 +139,7 @@ func NewAgent(opts AgentOptions) (*Agent, error) {
 	}
 	//chapter:begin 10
 	if opts.Session != nil {
-		a.state.Messages = opts.Session.Messages()
+		a.state.Messages = opts.Session.agentMessages()
 	}
 	//chapter:end
 	return a, nil

@@ -462,6 +462,25 @@ func (s *Session) messagesLocked() []Message {
 	//lab:end
 }
 
+// agentMessages returns a new agent's transcript: DeriveMessages of the whole log, as Messages
+// would return, but without filling the cache. Messages would project the log into the cache and
+// then copy the cache, so an agent made on a long resumed log would hold, next to the log's own
+// messages, two more copies of them; this makes one, the agent's. The cache is filled when the
+// first run asks for the messages.
+func (s *Session) agentMessages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	//chapter:begin 11
+	if latestCompaction(s.events) >= 0 {
+		return DeriveMessages(s.logLocked()) // a fork's compaction may keep inherited events
+	}
+	//chapter:end
+	if len(s.base) == 0 {
+		return DeriveMessages(s.events)
+	}
+	return slices.Concat(DeriveMessages(s.base), DeriveMessages(s.events))
+}
+
 // Flush is the durability barrier: it returns once every event appended before the call is
 // written to the session's file (a no-op for a session in memory), or with the write's error.
 func (s *Session) Flush(ctx context.Context) error {

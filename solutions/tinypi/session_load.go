@@ -396,7 +396,6 @@ func (s *Session) repairCrash() ([]int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	//lab:begin 10.5
-	all := append(append([]SessionEvent(nil), s.base...), s.events...)
 	type callState struct {
 		call    ToolCall
 		started bool
@@ -406,24 +405,28 @@ func (s *Session) repairCrash() ([]int, error) {
 	logged := map[string]bool{}
 	turnOpen, turn := false, 0
 	var lastAssistant *AssistantMessage
-	for _, e := range all {
-		switch e.Type {
-		case EventToolCall:
-			state[e.Seq] = &callState{call: *e.Call}
-			open = append(open, e.Seq)
-			logged[e.Call.ID] = true
-		case EventToolStart:
-			state[e.SourceEventSeqs[0]].started = true
-		case EventToolResult:
-			delete(state, e.SourceEventSeqs[0])
-		case EventAssistantMessage:
-			a := e.Message.(AssistantMessage)
-			lastAssistant = &a
-			logged = map[string]bool{}
-		case EventTurnStart:
-			turnOpen, turn = true, e.Turn
-		case EventTurnEnd:
-			turnOpen = false
+	// The whole log, inherited events first, walked where it is: joining s.base and s.events
+	// into one slice would copy a long log only to read it once.
+	for _, events := range [][]SessionEvent{s.base, s.events} {
+		for _, e := range events {
+			switch e.Type {
+			case EventToolCall:
+				state[e.Seq] = &callState{call: *e.Call}
+				open = append(open, e.Seq)
+				logged[e.Call.ID] = true
+			case EventToolStart:
+				state[e.SourceEventSeqs[0]].started = true
+			case EventToolResult:
+				delete(state, e.SourceEventSeqs[0])
+			case EventAssistantMessage:
+				a := e.Message.(AssistantMessage)
+				lastAssistant = &a
+				clear(logged)
+			case EventTurnStart:
+				turnOpen, turn = true, e.Turn
+			case EventTurnEnd:
+				turnOpen = false
+			}
 		}
 	}
 	var appended []int // the results and the turn/end, not the tool/calls logged first

@@ -115,6 +115,7 @@ func runSession(ctx context.Context, cfg config, e env, model tinypi.Model, cwd,
 	}
 	opts.Hooks = &tinypi.LoopHooks{BeforeToolCall: beforeToolCall(cwd, session.path, cfg.readOnly, ask)}
 	rt, err := tinypi.NewRuntime(opts)
+	session.loaded() // the agent holds its transcript: the resume is over
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
 	}

@@ -29,6 +29,18 @@ type openedSession struct {
 	notes []string
 	// broken is set once check found the file replaced; later checks say nothing more.
 	broken bool
+	// endLoad, when set, ends the bound on the heap that resuming set (see
+	// boundHeapWhileLoading); loaded calls it.
+	endLoad func()
+}
+
+// loaded ends the bound on the heap that resuming the session set, if any: call it once the
+// log is loaded and the agent holds its transcript. Calling it again does nothing.
+func (o *openedSession) loaded() {
+	if o.endLoad != nil {
+		o.endLoad()
+		o.endLoad = nil
+	}
 }
 
 // errSessionInUse is wrapped by the error for a session another tinypi process has open.
@@ -140,12 +152,14 @@ func resumeSession(path string) (*openedSession, error) {
 	}
 	o := &openedSession{path: path, lock: lock}
 	fail := func(err error) (*openedSession, error) {
+		o.loaded()
 		lock.Close()
 		return nil, err
 	}
 	if o.info, err = lock.Stat(); err != nil {
 		return fail(fmt.Errorf("session: %w", err))
 	}
+	o.endLoad = boundHeapWhileLoading(o.info.Size())
 	torn, err := saveTornLine(lock, path)
 	if err != nil {
 		return fail(fmt.Errorf("session %s: its last line has no newline, and loading would cut it off, but it could not be kept: %w", path, err))
@@ -310,6 +324,7 @@ func (o *openedSession) saveCopy() (string, error) {
 
 // close flushes and closes the session and releases its lock.
 func (o *openedSession) close() error {
+	o.loaded()
 	var err error
 	if o.s != nil {
 		err = o.s.Close()
