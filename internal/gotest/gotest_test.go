@@ -586,3 +586,19 @@ func TestCompileEachRunsAsGoTestOfEveryPackage(t *testing.T) {
 		t.Errorf("a package that does not compile: BuildFailed %v, %d binaries, output %q", built.BuildFailed, len(bins), built.BuildOutput)
 	}
 }
+
+// TestOfflineEnvKeepsTrimpath: OfflineEnv's GOFLAGS pins -mod=readonly whatever the environment
+// says, and keeps -trimpath when the environment has it (make test sets it), nothing else.
+func TestOfflineEnvKeepsTrimpath(t *testing.T) {
+	for _, tt := range []struct{ env, want string }{
+		{"", "GOFLAGS=-mod=readonly"},
+		{"-mod=vendor", "GOFLAGS=-mod=readonly"},
+		{"-trimpath", "GOFLAGS=-mod=readonly -trimpath"},
+		{"-mod=mod -trimpath -race", "GOFLAGS=-mod=readonly -trimpath"},
+	} {
+		t.Setenv("GOFLAGS", tt.env)
+		if got := OfflineEnv()[0]; got != tt.want {
+			t.Errorf("GOFLAGS=%q: OfflineEnv()[0] = %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}
