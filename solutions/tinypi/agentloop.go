@@ -336,6 +336,9 @@ func (r *loopRun) collectModelTurn(ctx context.Context) AssistantMessage {
 	//lab:begin 7.1
 	// Clip, so that a model that appends to what it was given cannot write into our slice.
 	messages := slices.Clip(r.messages)
+	//chapter:begin 11
+	r.compactBeforeRequest(ctx)
+	//chapter:end
 	//chapter:begin 10
 	if r.opts.Session != nil {
 		logged, err := r.logRequest(ctx)
@@ -414,7 +417,7 @@ func (r *loopRun) afterTurn(ctx context.Context, assistant AssistantMessage, ste
 	//lab:end
 	//lab:begin 7.2
 	if calls := assistant.ToolCalls(); assistant.StopReason == StopReasonToolUse && len(calls) > 0 {
-		//chapter:begin 12
+		//chapter:begin 10
 		r.runBatch(ctx, calls)
 		//chapter:before
 		// r.runToolBatch(ctx, calls)
@@ -509,12 +512,6 @@ func (QueuedMessageEvent) isLoopEvent() {}
 // order. A single call runs on this goroutine; a larger batch runs concurrently: every
 // tool_start first, tool_end as each call completes, results by call index.
 func (r *loopRun) runToolBatch(ctx context.Context, calls []ToolCall) {
-	//chapter:begin 10
-	if r.opts.Session != nil {
-		r.runLoggedToolBatch(ctx, calls)
-		return
-	}
-	//chapter:end
 	//lab:begin 7.4
 	if len(calls) > 1 {
 		for _, call := range calls {

@@ -12,9 +12,6 @@ import (
 
 // logRequest opens a turn and freezes the request's messages from the log.
 func (r *loopRun) logRequest(ctx context.Context) ([]Message, error) {
-	//chapter:begin 11
-	r.compactBeforeRequest(ctx)
-	//chapter:end
 	r.turn++
 	r.mustLog(r.opts.Session.Append(SessionEvent{Type: EventTurnStart, Turn: r.turn}))
 	r.turnOpen = true
@@ -69,6 +66,19 @@ func (r *loopRun) mustLog(_ int, err error) {
 		panic(fmt.Sprintf("tinypi: the agent loop could not log its own event: %v", err))
 	}
 }
+
+//chapter:begin 12
+//chapter:before
+// // runBatch runs the calls of one assistant message and appends their results to the transcript
+// // in call order: as chapter 07 does without a session, through the log with one.
+// func (r *loopRun) runBatch(ctx context.Context, calls []ToolCall) {
+// 	if r.opts.Session != nil {
+// 		r.runLoggedToolBatch(ctx, calls)
+// 		return
+// 	}
+// 	r.runToolBatch(ctx, calls)
+// }
+//chapter:end
 
 // runLoggedToolBatch runs a batch whose calls go through the log: every tool/call is appended
 // before any tool runs, each body runs only after its tool/start is flushed, and results enter

@@ -62,7 +62,11 @@ func checkToolExecution(opts AgentLoopOptions) error {
 func (r *loopRun) runBatch(ctx context.Context, calls []ToolCall) {
 	r.batchTerminated = false
 	if r.opts.ExecuteToolCall != nil {
-		r.runToolBatch(ctx, calls)
+		if r.opts.Session != nil {
+			r.runLoggedToolBatch(ctx, calls)
+		} else {
+			r.runToolBatch(ctx, calls)
+		}
 		return
 	}
 	b := &toolBatch{run: r, log: r.logCalls(calls), calls: calls, results: make([]*ToolResultMessage, len(calls))}
