@@ -1493,15 +1493,16 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 			<-r.Context().Done()
 		}, true, StopReasonAborted, "Hel", "proxy: request cancelled: context canceled"},
 		{"slow but alive", func(w http.ResponseWriter, r *http.Request) {
-			// An event every 40 ms for 400 ms: the idle timeout (300 ms here) bounds the wait for
-			// each event, not the whole answer.
+			// An event every 250 ms for 1.25 s: the idle timeout (1 s here) bounds the wait for
+			// each event, not the whole answer. Each wait is a quarter of the bound, so that a
+			// busy machine that delays an event does not make it look stalled.
 			sse(w, r, `{"type":"start"}`)
-			for range 10 {
-				time.Sleep(40 * time.Millisecond)
+			for range 5 {
+				time.Sleep(250 * time.Millisecond)
 				sse(w, r, `{"type":"text_delta","delta":"a"}`)
 			}
 			sse(w, r, `{"type":"done","stopReason":"stop"}`)
-		}, false, StopReasonStop, "aaaaaaaaaa", ""},
+		}, false, StopReasonStop, "aaaaa", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := httptest.NewServer(tt.handler)
@@ -1513,7 +1514,7 @@ func TestLab13_8_不挂起的客户端_Faults(t *testing.T) {
 			case "caller cancels":
 				m.IdleTimeout = 4 * ch13Deadline // a cancel must end the stream at once, not at the idle timeout
 			case "slow but alive":
-				m.IdleTimeout = 300 * time.Millisecond
+				m.IdleTimeout = time.Second
 			}
 			before := time.Now().UnixMilli()
 			s := m.Stream(ctx, Request{Messages: []Message{UserText("hi")}})
