@@ -67,18 +67,24 @@ func (r *loopRun) mustLog(_ int, err error) {
 	}
 }
 
-//chapter:begin 12
-//chapter:before
-// // runBatch runs the calls of one assistant message and appends their results to the transcript
-// // in call order: as chapter 07 does without a session, through the log with one.
-// func (r *loopRun) runBatch(ctx context.Context, calls []ToolCall) {
-// 	if r.opts.Session != nil {
-// 		r.runLoggedToolBatch(ctx, calls)
-// 		return
-// 	}
-// 	r.runToolBatch(ctx, calls)
-// }
-//chapter:end
+// runBatch runs the calls of one assistant message and appends their results to the transcript
+// in call order: as chapter 07 does without a session, through the log with one.
+func (r *loopRun) runBatch(ctx context.Context, calls []ToolCall) {
+	//chapter:begin 12
+	// The calls of the registry go through the hooks (toolbatch.go); those of a run whose
+	// ExecuteToolCall replaces the registry run as below.
+	r.batchTerminated = false
+	if r.opts.ExecuteToolCall == nil {
+		r.runHookedBatch(ctx, calls)
+		return
+	}
+	//chapter:end
+	if r.opts.Session != nil {
+		r.runLoggedToolBatch(ctx, calls)
+		return
+	}
+	r.runToolBatch(ctx, calls)
+}
 
 // runLoggedToolBatch runs a batch whose calls go through the log: every tool/call is appended
 // before any tool runs, each body runs only after its tool/start is flushed, and results enter

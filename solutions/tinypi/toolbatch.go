@@ -55,20 +55,12 @@ func checkToolExecution(opts AgentLoopOptions) error {
 	//lab:end
 }
 
-// runBatch runs the calls of one assistant message and appends their results to the transcript
-// in call order; with a session, through the log's commit cursor. A run whose ExecuteToolCall
-// replaces the registry runs its batches as chapter 07 does: the executor owns the whole call,
-// so there is nothing for the hooks to prepare.
-func (r *loopRun) runBatch(ctx context.Context, calls []ToolCall) {
-	r.batchTerminated = false
-	if r.opts.ExecuteToolCall != nil {
-		if r.opts.Session != nil {
-			r.runLoggedToolBatch(ctx, calls)
-		} else {
-			r.runToolBatch(ctx, calls)
-		}
-		return
-	}
+// runHookedBatch runs the calls of one assistant message through the registry and the hooks, and
+// appends their results to the transcript in call order; with a session, through the log's commit
+// cursor. runBatch (session_loop.go) sends every batch here but those of a run whose
+// ExecuteToolCall replaces the registry: they run as chapter 07's do, since the executor owns the
+// whole call and there is nothing for the hooks to prepare.
+func (r *loopRun) runHookedBatch(ctx context.Context, calls []ToolCall) {
 	b := &toolBatch{run: r, log: r.logCalls(calls), calls: calls, results: make([]*ToolResultMessage, len(calls))}
 	outcomes := make([]callOutcome, len(calls))
 	if r.runsSequentially(calls) {
