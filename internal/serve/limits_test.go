@@ -93,7 +93,13 @@ func TestAViewStopsWhenItsClientIsGone(t *testing.T) {
 	require.NoError(t, err)
 	started, release, ended := blockFirstView(h)
 	defer close(release)
-	srv := httptest.NewServer(h)
+	// returned reports each time the handler has returned: the view gives its slot back on its
+	// way out, after its computation saw the context end, so the test waits for this, not ended.
+	returned := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r)
+		returned <- struct{}{}
+	}))
 	defer srv.Close()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	defer client.CloseIdleConnections()
@@ -113,6 +119,7 @@ func TestAViewStopsWhenItsClientIsGone(t *testing.T) {
 	cancel() // the client hangs up
 	assert.True(t, await(t, ended, "the view's end"), "the view's context was cancelled when its client left")
 	assert.ErrorIs(t, await(t, gone, "the client's return"), context.Canceled)
+	await(t, returned, "the view's handler's return")
 
 	// The view returned and gave its slot back: the next one is computed.
 	resp, err := client.Get(srv.URL + "/api/view")
