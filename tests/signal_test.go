@@ -3,13 +3,11 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -75,34 +73,7 @@ func TestSignalsStopEverything(t *testing.T) {
 			cmd.Env = append(env, "TMPDIR="+tmp, "COURSE_SIGNAL_FIFO="+fifo)
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
-			require.NoError(t, cmd.Start())
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			started := make(chan string, 1)
-			go func() {
-				f, err := os.Open(fifo) // until the test opens it for writing
-				if err != nil {
-					started <- ""
-					return
-				}
-				defer f.Close()
-				line, _ := bufio.NewReader(f).ReadString('\n')
-				started <- strings.TrimSpace(line)
-			}()
-
-			var pid int
-			select {
-			case line := <-started:
-				if pid, err = strconv.Atoi(line); err != nil {
-					cmd.Process.Kill()
-					t.Fatalf("the hanging test reported %q, want its process id", line)
-				}
-			case err := <-exited:
-				if f, openErr := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); openErr == nil {
-					f.Close() // releases the reader
-				}
-				t.Fatalf("course test ended before the test started: %v\n%s", err, out.String())
-			}
+			pid, exited := startReportingPID(t, cmd, "course test", "the hanging test", fifo, &out)
 
 			require.NoError(t, cmd.Process.Signal(sig))
 			err := <-exited
@@ -130,18 +101,4 @@ func TestSignalsStopEverything(t *testing.T) {
 			}
 		})
 	}
-}
-
-// processGone reports whether process pid has ended (a zombie waiting for its new parent counts).
-func processGone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
-	}
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(fields) > 0 && fields[0] == "Z"
 }

@@ -1,13 +1,13 @@
+//go:build unix
+
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -50,35 +50,7 @@ func TestTinypiSignalsStopCommands(t *testing.T) {
 				cmd.Dir = repo
 				var out bytes.Buffer
 				cmd.Stdout, cmd.Stderr = &out, &out
-				require.NoError(t, cmd.Start())
-				exited := make(chan error, 1)
-				go func() { exited <- cmd.Wait() }()
-				started := make(chan string, 1)
-				go func() {
-					f, err := os.Open(fifo) // until the command opens it for writing
-					if err != nil {
-						started <- ""
-						return
-					}
-					defer f.Close()
-					line, _ := bufio.NewReader(f).ReadString('\n')
-					started <- strings.TrimSpace(line)
-				}()
-
-				var pid int
-				select {
-				case line := <-started:
-					var err error
-					if pid, err = strconv.Atoi(line); err != nil {
-						cmd.Process.Kill()
-						t.Fatalf("the command reported %q, want its process id\n%s", line, out.String())
-					}
-				case err := <-exited:
-					if f, openErr := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); openErr == nil {
-						f.Close() // releases the reader
-					}
-					t.Fatalf("tinypi ended before the command started: %v\n%s", err, out.String())
-				}
+				pid, exited := startReportingPID(t, cmd, "tinypi", "the command", fifo, &out)
 
 				require.NoError(t, cmd.Process.Signal(sig))
 				err := <-exited
