@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/learn-tinypi/course/internal/gotest"
+	"github.com/learn-tinypi/course/internal/proctest"
 )
 
 // hangTest is a focused test of lab 7.1 that reports its process id through the FIFO named by
@@ -65,9 +66,7 @@ func TestSignalsStopEverything(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			tmp := t.TempDir()
 			fifo := filepath.Join(t.TempDir(), "started")
-			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-				t.Skipf("no FIFO: %v", err)
-			}
+			proctest.MakeFIFO(t, fifo)
 			cmd := exec.Command(course, "--lang", "en", "test", "--lab", "7.1")
 			cmd.Dir = dir
 			cmd.Env = append(env, "TMPDIR="+tmp, "COURSE_SIGNAL_FIFO="+fifo)
@@ -84,7 +83,7 @@ func TestSignalsStopEverything(t *testing.T) {
 			if !strings.Contains(out.String(), "interrupted: the running go commands were stopped") {
 				t.Errorf("course test after %v did not say it was interrupted:\n%s", sig, out.String())
 			}
-			if !processGone(pid) {
+			if !proctest.Gone(pid) {
 				t.Errorf("the test binary (pid %d) still runs after course exited", pid)
 				syscall.Kill(pid, syscall.SIGKILL)
 			}

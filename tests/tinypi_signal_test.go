@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/learn-tinypi/course/internal/proctest"
 )
 
 // hangScript is a recorded conversation whose one call is a bash command that reports its process
@@ -37,9 +39,7 @@ func TestTinypiSignalsStopCommands(t *testing.T) {
 				script := filepath.Join(dir, "hang.jsonl")
 				require.NoError(t, os.WriteFile(script, []byte(hangScript), 0o644))
 				fifo := filepath.Join(repo, "started")
-				if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-					t.Skipf("no FIFO: %v", err)
-				}
+				proctest.MakeFIFO(t, fifo)
 				args := []string{"-scripted", script, "-session", filepath.Join(dir, "s.jsonl")}
 				cmd := exec.Command(filepath.Join(bin, "tinypi"), args...)
 				if mode == "print" {
@@ -59,7 +59,7 @@ func TestTinypiSignalsStopCommands(t *testing.T) {
 				if !errors.As(err, &exit) || exit.ExitCode() != want {
 					t.Errorf("tinypi after %v: %v, want exit status %d\n%s", sig, err, want, out.String())
 				}
-				if !processGone(pid) {
+				if !proctest.Gone(pid) {
 					t.Errorf("the command (pid %d) still runs after tinypi exited on %v\n%s", pid, sig, out.String())
 					syscall.Kill(pid, syscall.SIGKILL)
 				}

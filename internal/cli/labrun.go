@@ -72,14 +72,13 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, raceFlag, shellQuote(run)))
 	// The marker check builds the chapter's starter, a tenth of a second or two of CPU on every
 	// run: it runs beside the go command's own start and prints while go builds. Nothing else
-	// writes until it is done (waitMarkers), so its lines come before the run's.
+	// writes until it is done (<-markersDone), so its lines come before the run's.
 	markersDone := make(chan struct{})
 	go func() {
 		defer close(markersDone)
 		a.warnLabMarkers(root, ch.Number) // labmarkers.go
 	}()
-	waitMarkers := func() { <-markersDone }
-	defer waitMarkers() // a receive from a closed channel: waiting twice is harmless
+	defer func() { <-markersDone }() // also on an early return; a closed channel answers again
 	started := time.Now()
 	// Unoptimized: a third less compile for the same verdict, and a panic's stack without
 	// inlined frames folded away.
@@ -97,7 +96,7 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	defer removeOverlay()
 	opts.Overlay = overlay
 	report, err := gotest.Run(ctx, opts)
-	waitMarkers()
+	<-markersDone
 	if err == nil && race && report.BuildFailed && raceUnsupported(report.BuildOutput) {
 		// -race needs cgo on some systems (Windows without a C compiler): run without it, and say
 		// what the learner loses.

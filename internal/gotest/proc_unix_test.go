@@ -3,18 +3,18 @@
 package gotest
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/learn-tinypi/course/internal/proctest"
 )
 
 // hangTests is a test that reports its process id through the FIFO named by $HANG_FIFO, then
@@ -49,9 +49,7 @@ func startHang(t *testing.T, ctx context.Context, ignoreInterrupt bool) (int, <-
 	t.Helper()
 	dir := writeModule(t, map[string]string{"m_test.go": hangTests})
 	fifo := filepath.Join(t.TempDir(), "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Skipf("no FIFO: %v", err)
-	}
+	proctest.MakeFIFO(t, fifo)
 	env := append(OfflineEnv(), "HANG_FIFO="+fifo)
 	if ignoreInterrupt {
 		env = append(env, "HANG_IGNORE_INT=1")
@@ -61,45 +59,11 @@ func startHang(t *testing.T, ctx context.Context, ignoreInterrupt bool) (int, <-
 		_, err := Run(ctx, Options{Dir: dir, Env: env, Fresh: true})
 		done <- err
 	}()
-	pids := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo) // blocks until the test opens it for writing
-		if err != nil {
-			pids <- ""
-			return
-		}
-		defer f.Close()
-		line, _ := bufio.NewReader(f).ReadString('\n')
-		pids <- strings.TrimSpace(line)
-	}()
-	select {
-	case line := <-pids:
-		pid, err := strconv.Atoi(line)
-		if err != nil {
-			t.Fatalf("the hanging test reported %q, want its process id", line)
-		}
-		return pid, done
-	case err := <-done:
-		// Unblock the FIFO reader.
-		if f, openErr := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); openErr == nil {
-			f.Close()
-		}
-		t.Fatalf("Run ended before the test started: %v", err)
-	}
-	return 0, nil
-}
-
-// gone reports whether process pid has ended (a zombie waiting for its new parent counts).
-func gone(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return true
-	}
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	pid, err := proctest.PID(fifo, done)
 	if err != nil {
-		return errors.Is(err, os.ErrNotExist)
+		t.Fatalf("the hanging test under Run: %v", err)
 	}
-	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
-	return len(fields) > 0 && fields[0] == "Z"
+	return pid, done
 }
 
 // TestRunCancelStopsEverything cancels a run while a test hangs: the test binary must be gone and
@@ -118,7 +82,7 @@ func TestRunCancelStopsEverything(t *testing.T) {
 			if err := <-done; !errors.Is(err, context.Canceled) {
 				t.Errorf("Run = %v, want context.Canceled", err)
 			}
-			if !gone(pid) {
+			if !proctest.Gone(pid) {
 				t.Errorf("test binary %d still runs after Run returned", pid)
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
