@@ -97,7 +97,8 @@ func (p *Plan) Prove(ctx context.Context, opts ProofOptions) (*Proof, error) {
 	if err := p.Starter.Fill(ctx, dir, nil); err != nil {
 		return nil, fmt.Errorf("writing the combined code for the proof: %w", err)
 	}
-	run := gotest.Options{Dir: dir, Run: runPattern(labs), Race: true, Fresh: true, TestTimeout: opts.TestTimeout}
+	run := gotest.Options{Dir: dir, Run: runPattern(labs), Race: true, Fresh: true, TestTimeout: opts.TestTimeout,
+		Packages: manifest.LabPackages(labs)}
 	report, err := gotest.Run(ctx, run)
 	if err != nil {
 		return nil, err

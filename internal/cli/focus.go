@@ -18,10 +18,11 @@ import (
 // the learner added is never hidden: a test of theirs that the lab pattern matches runs as it
 // would under go test. name is "" when nothing can be hidden (a file does not parse, the chapter
 // has no test file, the kit's files are not known): run the whole package then. The overlay
-// file lives in the temporary directory, never in root.
+// file lives in the temporary directory, never in root. A chapter in a package of its own
+// (ch.Package) needs none: no other chapter's tests are in its package.
 func focusOverlay(root string, ch *manifest.Chapter, kitTests map[string]string) (name string, remove func()) {
 	remove = func() {}
-	if ch.TestFile == "" || len(kitTests) == 0 {
+	if ch.TestFile == "" || ch.Package != "" || len(kitTests) == 0 {
 		return "", remove
 	}
 	matches, err := filepath.Glob(filepath.Join(root, "*_test.go"))

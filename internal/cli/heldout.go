@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -56,13 +59,15 @@ func (a *app) runHeldout(ctx context.Context, root string, b *tree.Builder, ch *
 	if err != nil {
 		return err
 	}
+	// The harness joins the chapter's package: the module's root package, or the chapter's own.
+	pkgDir := filepath.Join(root, filepath.FromSlash(ch.Package))
 	testFiles := map[string][]byte{}
 	for name, data := range starter {
-		if !strings.Contains(name, "/") && strings.HasSuffix(name, "_test.go") {
-			testFiles[name] = data
+		if path.Dir(name) == cmp.Or(ch.Package, ".") && strings.HasSuffix(name, "_test.go") {
+			testFiles[path.Base(name)] = data
 		}
 	}
-	differ, err := heldout.DifferentTestFiles(root, testFiles)
+	differ, err := heldout.DifferentTestFiles(pkgDir, testFiles)
 	if err != nil {
 		return err
 	}
@@ -74,7 +79,7 @@ func (a *app) runHeldout(ctx context.Context, root string, b *tree.Builder, ch *
 		}
 		fmt.Fprintln(a.stdout, a.p.text("heldout.testfiles", strings.Join(differ, ", ")))
 	}
-	outcomes, err := heldout.Run(ctx, b.FS(), ch.Number, cases, root, heldout.Options{Env: gotest.OfflineEnv(), Timeout: a.testTimeout, TestFiles: testFiles})
+	outcomes, err := heldout.Run(ctx, b.FS(), ch.Number, cases, pkgDir, heldout.Options{Env: gotest.OfflineEnv(), Timeout: a.testTimeout, TestFiles: testFiles})
 	if errors.Is(err, heldout.ErrBuild) {
 		fmt.Fprintln(a.stdout, style{a.color}.bad(a.p.text("heldout.build", err.Error())))
 		return errSilentFailure

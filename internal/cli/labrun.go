@@ -19,7 +19,7 @@ import (
 
 // labRunMessages are the texts of a run of focused tests, whichever command starts it.
 var labRunMessages = i18n.Catalog{
-	"test.running": {ZH: "第 %s 章 · 运行：go test %s-run %s .", EN: "chapter %s · running: go test %s-run %s ."},
+	"test.running": {ZH: "第 %s 章 · 运行：go test %s-run %s %s", EN: "chapter %s · running: go test %s-run %s %s"},
 	"test.norace": {
 		ZH: "注意：这台机器不能用竞态检测器（go test -race）运行：\n  %s\n这次运行没有 -race：只有检测器能看到的数据竞争不会被发现。",
 		EN: "warning: this machine cannot run the race detector (go test -race):\n  %s\nThis run is without -race: a data race that only the detector sees goes unnoticed.",
@@ -69,7 +69,10 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	if race {
 		raceFlag = "-race "
 	}
-	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, raceFlag, shellQuote(run)))
+	// The labs' packages: "." (the module's root package) for most chapters, a chapter's own
+	// package ("./eval") for its labs, both for course test --all.
+	pkgs := manifest.LabPackages(labs)
+	fmt.Fprintln(a.stdout, a.p.text("test.running", ch.Number, raceFlag, shellQuote(run), strings.Join(pkgs, " ")))
 	// The marker check builds the chapter's starter, a tenth of a second or two of CPU on every
 	// run: it runs beside the go command's own start and prints while go builds. Nothing else
 	// writes until it is done (<-markersDone), so its lines come before the run's.
@@ -82,7 +85,7 @@ func (a *app) runLabs(ctx context.Context, root string, ch *manifest.Chapter, la
 	started := time.Now()
 	// Unoptimized: a third less compile for the same verdict, and a panic's stack without
 	// inlined frames folded away.
-	opts := gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout, Unoptimized: true, Race: race}
+	opts := gotest.Options{Dir: root, Run: run, Env: transcriptEnv(root), TestTimeout: a.testTimeout, Unoptimized: true, Race: race, Packages: pkgs}
 	var kitTests map[string]string
 	if _, prov, err := practice.Find(root); err == nil {
 		kitTests = prov.TestFiles

@@ -127,7 +127,7 @@ func (a *app) labTestCommand(lab *manifest.Lab) string {
 		return practice.TestCommand(lab)
 	case insideRoot(a.fromCwd):
 		// go finds the module from a subdirectory; the package is the practice directory.
-		return strings.TrimSuffix(practice.TestCommand(lab), ".") + filepath.ToSlash(a.fromCwd)
+		return practice.TestCommandFrom(lab, filepath.ToSlash(a.fromCwd))
 	default:
 		return "cd " + shellQuote(a.fromCwd) + " && " + practice.TestCommand(lab)
 	}

@@ -81,7 +81,7 @@ func (a *app) solutionCommand() *cobra.Command {
 					return errSilentFailure
 				}
 				fmt.Fprintln(a.stderr, a.p.text("solution.running", lab.ID, shellQuote(lab.Pattern)))
-				report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: lab.Pattern})
+				report, err := gotest.Run(c.Context(), gotest.Options{Dir: root, Run: lab.Pattern, Packages: []string{lab.PackagePattern()}})
 				if err != nil {
 					return err
 				}

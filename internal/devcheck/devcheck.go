@@ -17,6 +17,7 @@
 package devcheck
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"regexp"
 	"slices"
 	"sort"
@@ -429,7 +431,7 @@ func checkStarter(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, di
 	// The run is the learner's first: the card's plain `go test`, which compiles only this
 	// chapter's focused tests (and the helpers they use), not the earlier chapters' ones.
 	first := ch.Labs[0]
-	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout, LearnerView: true})
+	report, err := gotest.Run(ctx, gotest.Options{Dir: dir, Fresh: true, Unoptimized: true, Run: first.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout, LearnerView: true, Packages: []string{first.PackagePattern()}})
 	if err != nil {
 		return Check{}, err
 	}
@@ -654,7 +656,8 @@ func anyFailed(lab *manifest.Lab, report *gotest.Report) bool {
 // without go test's vet, since only what the tests report counts; with the race detector for a
 // race mutant, a data race that only the detector sees.
 func mutantTestRun(dir string, lab *manifest.Lab, race bool) gotest.Options {
-	return gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Race: race, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout}
+	return gotest.Options{Dir: dir, Fresh: true, SkipTestVet: true, Unoptimized: true, Race: race, Run: lab.Pattern, Env: sharedBuildEnv(), Timeout: testTimeout,
+		Packages: []string{lab.PackagePattern()}}
 }
 
 // checkTestsMatchOnePattern proves the first half of rule 2: every Test function of the
@@ -735,8 +738,8 @@ func checkPattern(b *tree.Builder, ch *manifest.Chapter, lab *manifest.Lab) Chec
 	return pass()
 }
 
-// chapterTests returns the Test functions of every test file of the root package in ch's
-// target, by file.
+// chapterTests returns the Test functions of every test file of ch's package in ch's target (the
+// module's root package, or the chapter's own), by file.
 func chapterTests(b *tree.Builder, ch *manifest.Chapter) (map[string][]string, error) {
 	t, err := b.Target(ch)
 	if err != nil {
@@ -748,7 +751,7 @@ func chapterTests(b *tree.Builder, ch *manifest.Chapter) (map[string][]string, e
 	tests := map[string][]string{}
 	fset := token.NewFileSet()
 	for _, p := range t.Paths() {
-		if strings.Contains(p, "/") || !strings.HasSuffix(p, "_test.go") {
+		if path.Dir(p) != cmp.Or(ch.Package, ".") || !strings.HasSuffix(p, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, p, t[p], parser.SkipObjectResolution)

@@ -65,6 +65,7 @@ func checkFlake(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, runs
 	}
 	report, err := gotest.Run(ctx, gotest.Options{
 		Dir: dir, Race: true, Count: runs, Run: strings.Join(patterns, "|"), Env: sharedBuildEnv(), Timeout: flakeTimeout(runs),
+		Packages: []string{ch.PackagePattern()},
 	})
 	if err != nil {
 		return Check{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -91,14 +92,15 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 	harness, err := heldout.Harness(b.FS())
 	withHeldout := len(cases) > 0 && err == nil
 	if withHeldout {
-		t[heldout.HarnessName] = harness
+		t[path.Join(ch.Package, heldout.HarnessName)] = harness // the harness joins the chapter's package
 	}
 	if err := t.Write(dir); err != nil {
 		return fmt.Errorf("writing the mutants of chapter %s: %w", ch.Number, err)
 	}
 	// The test binary is built once, as a mutant's own run builds its tree (runMutant).
 	bin := dir + ".test"
-	built, err := gotest.Compile(ctx, gotest.Options{Dir: dir, SkipTestVet: true, Unoptimized: true, Env: sharedBuildEnv()}, bin)
+	pkgDir := filepath.Join(dir, filepath.FromSlash(ch.Package)) // the build's and its runs' directory
+	built, err := gotest.Compile(ctx, gotest.Options{Dir: pkgDir, SkipTestVet: true, Unoptimized: true, Env: sharedBuildEnv()}, bin)
 	if err != nil {
 		return err
 	}
@@ -107,7 +109,7 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 	}
 	// With no mutant selected the build is the target: its labs' tests must pass, or a mutant's
 	// failures could be the build's own.
-	s.dir, s.bin = dir, bin
+	s.dir, s.bin = pkgDir, bin
 	// Every run of the binary goes through test2json: found once here, it is started directly
 	// instead of through `go tool` (gotest.Options.Test2JSON). Not found, the runs use go tool.
 	path, err := s.tools.test2JSON(ctx)

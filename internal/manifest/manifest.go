@@ -4,6 +4,7 @@ package manifest
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -72,6 +73,11 @@ type Chapter struct {
 	// that its trees and later ones have, and earlier chapters' trees do not. Its labs may sit in
 	// them. Only rebuild chapters extend files.
 	Extends []string `yaml:"extends"`
+	// Package is the directory of the chapter's Go package, relative to solutions/tinypi ("eval"),
+	// when it is not the module's root package: its labs and its test file are there, and its
+	// tests run there (`go test -run … ./eval`). A chapter in a package of its own compiles only
+	// its own code when a learner edits a lab, whatever the course below it has grown to.
+	Package string `yaml:"package"`
 	// TestFile is the chapter's focused test file, relative to solutions/tinypi.
 	TestFile string `yaml:"test_file"`
 	// Doc is the chapter text, relative to the root of the course content.
@@ -113,7 +119,25 @@ type Lab struct {
 	// Race is set for a lab whose mistakes include data races that only the race detector
 	// sees: `course test` runs its tests with -race, and its card's run command has -race.
 	Race bool `yaml:"race"`
+
+	pkg string // the package pattern of the lab's chapter, set by Load
 }
+
+// LabPackages returns the package patterns of labs (Lab.PackagePattern), each once, in the order
+// of their first lab: what a go test of those labs' tests names.
+func LabPackages(labs []*Lab) []string {
+	var pkgs []string
+	for _, l := range labs {
+		if !slices.Contains(pkgs, l.PackagePattern()) {
+			pkgs = append(pkgs, l.PackagePattern())
+		}
+	}
+	return pkgs
+}
+
+// PackagePattern is the go command's pattern for the package of the lab's code and tests: "."
+// (the module's root package) unless its chapter has a package of its own ("./eval").
+func (l *Lab) PackagePattern() string { return cmp.Or(l.pkg, ".") }
 
 // Mutant is a known mistake applied to a chapter's target.
 type Mutant struct {
@@ -218,6 +242,9 @@ func Load(fsys fs.FS) (*Course, error) {
 		if err := ch.validate(); err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
+		for _, l := range ch.Labs {
+			l.pkg = ch.PackagePattern()
+		}
 		c.Chapters = append(c.Chapters, ch)
 	}
 	slices.SortFunc(c.Chapters, func(a, b *Chapter) int { return strings.Compare(a.Number, b.Number) })
@@ -298,6 +325,12 @@ func (ch *Chapter) validate() error {
 	}
 	if ch.TestFile != "" && (!cleanRelative(ch.TestFile) || !strings.HasSuffix(ch.TestFile, "_test.go")) {
 		fail("test_file: %q must be a clean relative path ending in _test.go", ch.TestFile)
+	}
+	if ch.Package != "" && (!cleanRelative(ch.Package) || strings.HasSuffix(ch.Package, ".go")) {
+		fail("package: %q must be a clean relative directory inside solutions/tinypi", ch.Package)
+	}
+	if ch.TestFile != "" && path.Dir(ch.TestFile) != cmp.Or(ch.Package, ".") {
+		fail("test_file: %q must be in the chapter's package directory %q", ch.TestFile, cmp.Or(ch.Package, "."))
 	}
 	if ch.Doc == "" || !cleanRelative(ch.Doc) {
 		fail("doc: %q must be a clean relative path", ch.Doc)
@@ -660,6 +693,15 @@ func (ch *Chapter) Lab(idOrKeyword string) (*Lab, error) {
 // TeachingFiles returns the chapter's teaching files (entries may be directories), relative to
 // solutions/tinypi.
 func (ch *Chapter) TeachingFiles() []string { return slices.Clone(ch.Files) }
+
+// PackagePattern is the go command's pattern for the chapter's package in a tree: "." for the
+// module's root package, "./eval" for a chapter in a package of its own.
+func (ch *Chapter) PackagePattern() string {
+	if ch.Package == "" {
+		return "."
+	}
+	return "./" + ch.Package
+}
 
 // Rebuild reports whether the learner rebuilds the chapter (mode rebuild).
 func (ch *Chapter) Rebuild() bool { return ch.Mode == ModeRebuild }

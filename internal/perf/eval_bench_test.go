@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/learn-tinypi/course/solutions/tinypi"
+	"github.com/learn-tinypi/course/solutions/tinypi/eval"
 )
 
 // Chapter 14's evaluation, offline: one public case end to end (a copy of its workspace, a
@@ -15,9 +15,9 @@ import (
 // (solutions/tinypi/testdata/eval); a benchmark fails when a case does not pass.
 
 // evalCases loads the public cases.
-func evalCases(b *testing.B) []tinypi.EvalCase {
+func evalCases(b *testing.B) []eval.EvalCase {
 	b.Helper()
-	cases, err := tinypi.LoadEvalSuite(filepath.Join("..", "..", "solutions", "tinypi", "testdata", "eval"))
+	cases, err := eval.LoadEvalSuite(filepath.Join("..", "..", "solutions", "tinypi", "testdata", "eval"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,16 +25,16 @@ func evalCases(b *testing.B) []tinypi.EvalCase {
 }
 
 func BenchmarkEvalCase(b *testing.B) {
-	var c tinypi.EvalCase
+	var c eval.EvalCase
 	for _, e := range evalCases(b) {
 		if e.Name == "09-fix-and-check" {
 			c = e
 		}
 	}
-	opts := tinypi.EvalOptions{TempDir: b.TempDir()}
+	opts := eval.EvalOptions{TempDir: b.TempDir()}
 	b.ReportAllocs()
 	for b.Loop() {
-		v, err := tinypi.RunEvalCase(context.Background(), c, opts)
+		v, err := eval.RunEvalCase(context.Background(), c, opts)
 		if err != nil || !v.Pass {
 			b.Fatalf("the case: %+v, %v", v, err)
 		}
@@ -43,10 +43,10 @@ func BenchmarkEvalCase(b *testing.B) {
 
 func BenchmarkEvalSuite(b *testing.B) {
 	cases := evalCases(b)
-	opts := tinypi.EvalOptions{TempDir: b.TempDir()}
+	opts := eval.EvalOptions{TempDir: b.TempDir()}
 	b.ReportAllocs()
 	for b.Loop() {
-		report := tinypi.RunEvalSuite(context.Background(), cases, opts, io.Discard)
+		report := eval.RunEvalSuite(context.Background(), cases, opts, io.Discard)
 		if report.Failed != 0 {
 			b.Fatalf("%d cases failed", report.Failed)
 		}

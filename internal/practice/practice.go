@@ -439,12 +439,20 @@ func PendingMeaning(lab *manifest.Lab) string {
 
 // TestCommand returns the shell command that runs lab's focused tests in a practice directory,
 // with the race detector for a lab whose mistakes include data races.
-func TestCommand(lab *manifest.Lab) string {
+func TestCommand(lab *manifest.Lab) string { return TestCommandFrom(lab, ".") }
+
+// TestCommandFrom is TestCommand run from a directory inside the practice directory, root being
+// the slash-separated way from there to the practice directory ("..").
+func TestCommandFrom(lab *manifest.Lab, root string) string {
 	race := ""
 	if lab.Race {
 		race = "-race "
 	}
-	return "go test " + race + "-run '" + strings.ReplaceAll(lab.Pattern, "'", `'\''`) + "' ."
+	pkg := path.Join(root, lab.PackagePattern())
+	if pkg != "." && !strings.HasPrefix(pkg, ".") {
+		pkg = "./" + pkg
+	}
+	return "go test " + race + "-run '" + strings.ReplaceAll(lab.Pattern, "'", `'\''`) + "' " + pkg
 }
 
 // kitVersion returns the version of the kit's module the running binary was built from.

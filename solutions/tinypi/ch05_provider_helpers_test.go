@@ -32,7 +32,7 @@ func ch05Collect(t *testing.T, s *AssistantStream) ([]AssistantEvent, AssistantM
 	if err != nil {
 		t.Fatalf("the stream ended without a terminal event: %v (events: %v)", err, ch05Types(events))
 	}
-	if pending := labPendingRE.FindString(msg.ErrorMessage); pending != "" {
+	if pending := labPending(msg.ErrorMessage); pending != "" {
 		t.Fatal(pending)
 	}
 	if strings.Contains(msg.ErrorMessage, "provider adapter panicked") {

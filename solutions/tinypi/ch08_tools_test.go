@@ -29,6 +29,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	"github.com/learn-tinypi/course/solutions/tinypi/internal/labtest"
 )
 
 // --- a workspace with an outside to protect -------------------------------------------------------
@@ -371,7 +373,7 @@ func TestLab8_1_工作区路径_Catalogue(t *testing.T) {
 	if err := env.ws.Remove("made"); err == nil {
 		t.Errorf("Remove(made), a directory holding deeper and guide.md: no error; Remove removes a file or an empty directory only")
 	}
-	if names := ch08DirNames(t, filepath.Join(env.dir, "made")); !cmp.Equal(names, []string{"deeper", "guide.md"}) {
+	if names := labtest.DirNames(t, filepath.Join(env.dir, "made")); !cmp.Equal(names, []string{"deeper", "guide.md"}) {
 		t.Errorf("after Remove(made), made holds %q; want deeper and guide.md, untouched", names)
 	}
 	if info, err := env.ws.Lstat("inner-link"); err != nil || info.Mode()&fs.ModeSymlink == 0 {
@@ -928,7 +930,7 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 	if string(buf[:n]) != "#!/bin/sh\necho old\n" {
 		t.Errorf("a reader that opened bin/run.sh before the write reads %q; want the old content, whole", buf[:n])
 	}
-	if names := ch08DirNames(t, filepath.Join(env.dir, "bin")); !cmp.Equal(names, []string{"run.sh"}) {
+	if names := labtest.DirNames(t, filepath.Join(env.dir, "bin")); !cmp.Equal(names, []string{"run.sh"}) {
 		t.Errorf("bin holds %q after the write; want only run.sh (no temporary file left)", names)
 	}
 
@@ -956,7 +958,7 @@ func TestLab8_3_写入编辑_Write(t *testing.T) {
 			t.Errorf("WriteFile(%s) where adir is a directory: error %v; want %q, the name as given", name, err, want)
 		}
 	}
-	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "group", "notes", "private", "share"}) {
+	if names := labtest.DirNames(t, env.dir); !cmp.Equal(names, []string{"adir", "bin", "group", "notes", "private", "share"}) {
 		t.Errorf("the workspace holds %q after the failed write; want adir, bin, group, notes, private, share", names)
 	}
 	ch08Symlink(t, "../outside", filepath.Join(env.dir, "link-out"))
@@ -981,7 +983,7 @@ func TestLab8_3_写入编辑_Names(t *testing.T) {
 	} else if data, err := os.ReadFile(filepath.Join(env.dir, long)); err != nil || string(data) != "LONG name\n" {
 		t.Errorf("the file with a 255-byte name holds %q, %v after a write and an edit; want \"LONG name\\n\"", data, err)
 	}
-	if names := ch08DirNames(t, env.dir); len(names) != 1 || names[0] != long {
+	if names := labtest.DirNames(t, env.dir); len(names) != 1 || names[0] != long {
 		t.Errorf("the workspace holds %d entries after a 255-byte name was written and edited; want only that file (no temporary file left)", len(names))
 	}
 
@@ -1007,7 +1009,7 @@ func TestLab8_3_写入编辑_Names(t *testing.T) {
 		if want := "write big.txt: file too large"; err == nil || err.Error() != want {
 			t.Errorf("WriteFile(big.txt) of 2 MiB with a file size limit of 1 MiB: error %v, want %q", err, want)
 		}
-		if names := ch08DirNames(t, full.dir); len(names) != 0 {
+		if names := labtest.DirNames(t, full.dir); len(names) != 0 {
 			// Not the names: the temporary file's is random, and a message must be the same in every run.
 			t.Errorf("after a WriteFile whose write failed, the workspace holds %d entries; want none: whatever step fails, remove the temporary file", len(names))
 		}
@@ -1069,7 +1071,7 @@ func TestLab8_3_写入编辑_Writers(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the files after %d writers each wrote its own %d times (-want +got):\n%s", writers, rounds, diff)
 	}
-	if names := ch08DirNames(t, filepath.Join(env.dir, "shared")); len(names) != writers {
+	if names := labtest.DirNames(t, filepath.Join(env.dir, "shared")); len(names) != writers {
 		t.Errorf("the directory holds %d entries after the writes, want the %d files (no temporary file left)", len(names), writers)
 	}
 }
@@ -1261,7 +1263,7 @@ func TestLab8_3_写入编辑_Edit(t *testing.T) {
 	if res.Diff != wantDiff || res.FirstChangedLine != 4 {
 		t.Errorf("Edit(config.yaml) = line %d, diff:\n%s\nwant line 4, diff:\n%s", res.FirstChangedLine, res.Diff, wantDiff)
 	}
-	if names := ch08DirNames(t, env.dir); !cmp.Equal(names, []string{"config.yaml", "pattern.txt"}) {
+	if names := labtest.DirNames(t, env.dir); !cmp.Equal(names, []string{"config.yaml", "pattern.txt"}) {
 		t.Errorf("the workspace holds %q after the edit; want config.yaml and pattern.txt only", names)
 	}
 	ch08WriteFile(t, filepath.Join(env.dir, "blob.bin"), "abc\x00def")
@@ -1800,7 +1802,7 @@ func ch08FailOnPending(t *testing.T, messages []Message) {
 	t.Helper()
 	for _, m := range messages {
 		if r, ok := m.(ToolResultMessage); ok {
-			if msg := labPendingRE.FindString(TextOf(r.Content)); msg != "" {
+			if msg := labPending(TextOf(r.Content)); msg != "" {
 				t.Fatal(msg)
 			}
 		}

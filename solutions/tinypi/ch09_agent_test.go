@@ -296,7 +296,7 @@ func ch09Pending(t *testing.T, st AgentState) {
 		}
 	}
 	for _, text := range texts {
-		if msg := labPendingRE.FindString(text); msg != "" {
+		if msg := labPending(text); msg != "" {
 			t.Fatal(msg)
 		}
 	}
@@ -309,7 +309,7 @@ func ch09PendingErr(t *testing.T, err error) {
 	if err == nil {
 		return
 	}
-	if msg := labPendingRE.FindString(err.Error()); msg != "" {
+	if msg := labPending(err.Error()); msg != "" {
 		t.Fatal(msg)
 	}
 }

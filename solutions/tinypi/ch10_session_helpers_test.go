@@ -100,7 +100,7 @@ func ch10NoErr(t *testing.T, err error, doing string) {
 	if err == nil {
 		return
 	}
-	if msg := labPendingRE.FindString(err.Error()); msg != "" {
+	if msg := labPending(err.Error()); msg != "" {
 		t.Fatal(msg)
 	}
 	t.Fatalf("%s failed:\n%v", doing, err)
@@ -171,7 +171,7 @@ func ch10Within[T any](t *testing.T, what, why string, f func() T) T {
 		}
 	}
 	if o.panic != nil {
-		if msg := labPendingRE.FindString(fmt.Sprint(o.panic)); msg != "" {
+		if msg := labPending(fmt.Sprint(o.panic)); msg != "" {
 			t.Fatal(msg)
 		}
 		t.Fatalf("panic: %v\n%s", o.panic, o.stack)
@@ -202,7 +202,7 @@ func ch10Close(t *testing.T, s *Session) {
 	t.Helper()
 	t.Cleanup(func() {
 		if err := ch10Within(t, "Close (in the test's cleanup)", ch10LockWhy, s.Close); err != nil {
-			if msg := labPendingRE.FindString(err.Error()); msg != "" {
+			if msg := labPending(err.Error()); msg != "" {
 				t.Error(msg)
 				return
 			}

@@ -1347,7 +1347,7 @@ func TestLab10_4_模型可见即已记录_EveryLoggedCallGetsAResult(t *testing.
 			t.Fatal(err)
 		}
 		if st := a.State(); st.LastError != "" {
-			if msg := labPendingRE.FindString(st.LastError); msg != "" {
+			if msg := labPending(st.LastError); msg != "" {
 				t.Fatal(msg)
 			}
 			t.Fatalf("the run failed: %s", st.LastError)
@@ -1403,7 +1403,7 @@ func TestLab10_4_模型可见即已记录_WhatTheLogRefusesStopsTheRun(t *testin
 	if stopped == nil {
 		t.Fatalf("the run went on with a steering message the log refused (a tool result): its transcript holds a message the log does not, so the model never sees it; logMessage passes AppendMessage's error to mustLog, which stops the run with a panic")
 	}
-	if msg := labPendingRE.FindString(fmt.Sprint(stopped)); msg != "" {
+	if msg := labPending(fmt.Sprint(stopped)); msg != "" {
 		t.Fatal(msg)
 	}
 	if !strings.Contains(fmt.Sprint(stopped), "could not log its own event") {

@@ -30,6 +30,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/learn-tinypi/course/solutions/tinypi/internal/labtest"
 )
 
 // --- helpers ----------------------------------------------------------------------------------
@@ -282,7 +284,7 @@ func ch12rLoadTemplates(t *testing.T, dirs ...string) ch12rTemplateLoad {
 //	p/pkg/e/ws/AGENTS.md and CLAUDE.md
 func TestLab12_1_上下文文件_Order(t *testing.T) {
 	base := t.TempDir()
-	ch12rWrite(t, base, map[string]string{
+	labtest.WriteFiles(t, base, map[string]string{
 		"AGENTS.md":            "above the root",
 		"p/AGENTS.md":          "\n  project rules\n\n",
 		"p/CLAUDE.md":          "claude of the project",
@@ -357,7 +359,7 @@ func TestLab12_1_上下文文件_Skipped(t *testing.T) {
 	base := t.TempDir()
 	const full, over = "p/pipe/full", "p/pipe/full/over"
 	const latin1, huge, locked, ws = over + "/latin1", over + "/latin1/huge", over + "/latin1/huge/locked", over + "/latin1/huge/locked/ws"
-	ch12rWrite(t, base, map[string]string{
+	labtest.WriteFiles(t, base, map[string]string{
 		"p/CLAUDE.md":         "claude of the root",
 		"p/pipe/CLAUDE.md":    "claude beside a named pipe",
 		full + "/AGENTS.md":   strings.Repeat("x", 32768),
@@ -374,7 +376,7 @@ func TestLab12_1_上下文文件_Skipped(t *testing.T) {
 	}
 	unreadable := os.Geteuid() != 0
 	if unreadable {
-		ch12rWrite(t, base, map[string]string{locked + "/AGENTS.md": "locked rules"})
+		labtest.WriteFiles(t, base, map[string]string{locked + "/AGENTS.md": "locked rules"})
 		ch12rLocked(t, base, locked+"/AGENTS.md")
 	}
 
@@ -440,7 +442,7 @@ func TestLab12_1_上下文文件_SystemPrompt(t *testing.T) {
 //	locked/    mode 000 (only when the test does not run as root, who lists it anyway)
 func TestLab12_2_提示模板_Load(t *testing.T) {
 	base := t.TempDir()
-	ch12rWrite(t, base, map[string]string{
+	labtest.WriteFiles(t, base, map[string]string{
 		"user/review.md":     "  user review of $1\n",
 		"user/zeta.md":       "\n\nzeta\n",
 		"user/fix_bug-2.md":  "fix $@",
@@ -506,7 +508,7 @@ func TestLab12_2_提示模板_Load(t *testing.T) {
 //	locked.md   mode 000 (only when the test does not run as root)
 func TestLab12_2_提示模板_Skipped(t *testing.T) {
 	base := t.TempDir()
-	ch12rWrite(t, base, map[string]string{
+	labtest.WriteFiles(t, base, map[string]string{
 		"prompts/ok.md":       "  ok $1 \n",
 		"prompts/full.md":     strings.Repeat("y", 32768),
 		"prompts/big.md":      strings.Repeat("y", 32769),
@@ -520,7 +522,7 @@ func TestLab12_2_提示模板_Skipped(t *testing.T) {
 	}
 	unreadable := os.Geteuid() != 0
 	if unreadable {
-		ch12rWrite(t, base, map[string]string{"prompts/locked.md": "locked"})
+		labtest.WriteFiles(t, base, map[string]string{"prompts/locked.md": "locked"})
 		ch12rLocked(t, base, "prompts/locked.md")
 	}
 

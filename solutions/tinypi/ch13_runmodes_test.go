@@ -33,6 +33,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+
+	"github.com/learn-tinypi/course/solutions/tinypi/internal/labtest"
 )
 
 // ch13Deadline bounds every wait of these tests: nothing here takes a second, and a mode that
@@ -121,7 +123,7 @@ func (m ch13BlockingModel) Stream(ctx context.Context, req Request) *AssistantSt
 func ch13Pending(t *testing.T, texts ...string) {
 	t.Helper()
 	for _, text := range texts {
-		if msg := labPendingRE.FindString(text); msg != "" {
+		if msg := labPending(text); msg != "" {
 			t.Fatal(msg)
 		}
 	}
@@ -406,9 +408,9 @@ func TestLab13_1_组装运行时_Refusals(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var rt *Runtime
 			var err error
-			open := ch13OpenFiles(t)
+			open := labtest.OpenFiles(t)
 			runLab(t, func() { rt, err = NewRuntime(tt.opts) })
-			if now := ch13OpenFiles(t); now > open {
+			if now := labtest.OpenFiles(t); now > open {
 				t.Errorf("NewRuntime failed and left %d more file(s) open: a step that fails closes what the steps before it opened (the workspace)", now-open)
 			}
 			if rt != nil || err == nil || !strings.Contains(err.Error(), tt.want) {
@@ -1657,4 +1659,28 @@ func TestLab13_8_不挂起的客户端_Bounds(t *testing.T) {
 			srv.CloseClientConnections()
 		})
 	}
+}
+
+// ch13ModelFunc is a function as a Model.
+type ch13ModelFunc func(ctx context.Context, req Request) *AssistantStream
+
+func (f ch13ModelFunc) Stream(ctx context.Context, req Request) *AssistantStream { return f(ctx, req) }
+
+// ch13Script writes msgs as a script file (LoadScript's format) and returns its path.
+func ch13Script(t *testing.T, msgs ...AssistantMessage) string {
+	t.Helper()
+	var b bytes.Buffer
+	for _, m := range msgs {
+		line, err := MarshalMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(line)
+		b.WriteByte('\n')
+	}
+	p := filepath.Join(t.TempDir(), "script.jsonl")
+	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

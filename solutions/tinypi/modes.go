@@ -118,6 +118,16 @@ func runOnce(ctx context.Context, rt *Runtime, prompt string, onEvent func(Agent
 	//lab:end
 }
 
+//chapter:begin 14
+
+// RunPrompt runs prompt on rt to its end and returns the run's run_end: runOnce for packages
+// outside tinypi, such as chapter 14's evaluation harness, which sees the runtime from outside.
+func RunPrompt(ctx context.Context, rt *Runtime, prompt string) (RunEndEvent, error) {
+	return runOnce(ctx, rt, prompt, nil)
+}
+
+//chapter:end
+
 // lastAssistant is the last assistant message of messages.
 func lastAssistant(messages []Message) (AssistantMessage, bool) {
 	for i := len(messages) - 1; i >= 0; i-- {

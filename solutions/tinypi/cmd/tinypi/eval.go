@@ -10,7 +10,7 @@ import (
 	"os"
 	"unicode/utf8"
 
-	"github.com/learn-tinypi/course/solutions/tinypi"
+	"github.com/learn-tinypi/course/solutions/tinypi/eval"
 )
 
 // runEval is `tinypi eval [-json FILE] [-live] DIR`: it runs the evaluation cases in DIR (chapter
@@ -49,7 +49,7 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 			return e.failf(exitCannotStart, "eval: %s exists; tinypi does not overwrite it", *jsonOut)
 		}
 	}
-	cases, err := tinypi.LoadEvalSuite(fs.Arg(0))
+	cases, err := eval.LoadEvalSuite(fs.Arg(0))
 	if err != nil {
 		return e.failf(exitCannotStart, "%v", err)
 	}
@@ -58,7 +58,7 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 	for i := range cases {
 		cases[i].Script = checkedScript(cases[i].Script)
 	}
-	var opts tinypi.EvalOptions
+	var opts eval.EvalOptions
 	if *live {
 		if err := providerFromEnv(&cfg, e); err != nil {
 			return e.failf(exitUsage, "eval: %v", err)
@@ -78,8 +78,8 @@ func runEval(ctx context.Context, args []string, e env) (code int) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go cancelOnInterrupt(runCtx, e, cancel)
-	report := tinypi.RunEvalSuite(runCtx, cases, opts, e.stderr)
-	if err := tinypi.WriteEvalTable(e.stdout, report); err != nil {
+	report := eval.RunEvalSuite(runCtx, cases, opts, e.stderr)
+	if err := eval.WriteEvalTable(e.stdout, report); err != nil {
 		return e.failf(exitCannotStart, "eval: %v", err)
 	}
 	if *jsonOut != "" {

@@ -1,10 +1,12 @@
-package tinypi
+package eval
 
 import (
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
 // This file holds the judges of chapter 14: each looks at one thing a run left behind (the
@@ -69,18 +71,18 @@ func CheckWorkspace(fixture, final string, want EvalExpect) EvalCheck {
 // tool/result event whose SourceEventSeqs is [the call's seq] and whose ToolCallID is the call's
 // ID, and no tool/result answers a call that is not in the log. The check is named "paired"; its
 // Detail names the first call or result that breaks the rule, by seq.
-func CheckPairedCalls(events []SessionEvent) EvalCheck {
+func CheckPairedCalls(events []tinypi.SessionEvent) EvalCheck {
 	//lab:begin 14.2
 	calls := map[int]string{} // seq of a tool/call -> its call ID
 	answered := map[int]int{} // seq of a tool/call -> how many results answer it
 	var order []int
 	for _, e := range events {
 		switch e.Type {
-		case EventToolCall:
+		case tinypi.EventToolCall:
 			calls[e.Seq] = e.Call.ID
 			order = append(order, e.Seq)
-		case EventToolResult:
-			result, _ := e.Message.(ToolResultMessage)
+		case tinypi.EventToolResult:
+			result, _ := e.Message.(tinypi.ToolResultMessage)
 			if len(e.SourceEventSeqs) != 1 {
 				return EvalCheck{Name: "paired", Detail: fmt.Sprintf("the result at seq %d names %d calls, want 1", e.Seq, len(e.SourceEventSeqs))}
 			}
@@ -113,21 +115,21 @@ func CheckPairedCalls(events []SessionEvent) EvalCheck {
 // want in the same order (other commands may come before, between and after). The check is named
 // "commands"; its Detail names the first command of want that was not found after the ones
 // before it, and lists the commands that did run.
-func CheckCommands(events []SessionEvent, want []string) EvalCheck {
+func CheckCommands(events []tinypi.SessionEvent, want []string) EvalCheck {
 	//lab:begin 14.2
 	answered := map[int]bool{} // seq of a call -> a result answers it
 	failed := map[int]bool{}   // seq of a call -> its result is an error
 	for _, e := range events {
-		if e.Type == EventToolResult && len(e.SourceEventSeqs) == 1 {
+		if e.Type == tinypi.EventToolResult && len(e.SourceEventSeqs) == 1 {
 			answered[e.SourceEventSeqs[0]] = true
-			if result, ok := e.Message.(ToolResultMessage); ok && result.IsError {
+			if result, ok := e.Message.(tinypi.ToolResultMessage); ok && result.IsError {
 				failed[e.SourceEventSeqs[0]] = true
 			}
 		}
 	}
 	var ran []string
 	for _, e := range events {
-		if e.Type != EventToolCall || e.Call.Name != "bash" || !answered[e.Seq] || failed[e.Seq] {
+		if e.Type != tinypi.EventToolCall || e.Call.Name != "bash" || !answered[e.Seq] || failed[e.Seq] {
 			continue
 		}
 		var args struct {
@@ -153,14 +155,14 @@ func CheckCommands(events []SessionEvent, want []string) EvalCheck {
 // CheckBudget judges what the run spent: steps are the assistant/message events of the log and
 // tokens the sum of their Usage.Total. A run within the budget (equal counts) passes; a zero
 // limit is no limit. It returns the check, named "budget", with the steps and tokens it counted.
-func CheckBudget(events []SessionEvent, budget EvalBudget) (check EvalCheck, steps, tokens int) {
+func CheckBudget(events []tinypi.SessionEvent, budget EvalBudget) (check EvalCheck, steps, tokens int) {
 	//lab:begin 14.3
 	for _, e := range events {
-		if e.Type != EventAssistantMessage {
+		if e.Type != tinypi.EventAssistantMessage {
 			continue
 		}
 		steps++
-		if m, ok := e.Message.(AssistantMessage); ok {
+		if m, ok := e.Message.(tinypi.AssistantMessage); ok {
 			tokens += m.Usage.Total
 		}
 	}

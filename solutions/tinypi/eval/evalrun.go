@@ -1,4 +1,4 @@
-package tinypi
+package eval
 
 import (
 	"context"
@@ -6,20 +6,22 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
 // EvalOptions says how RunEvalCase runs a case.
 type EvalOptions struct {
 	// Model answers instead of the case's script when it is not nil: a real provider
 	// (NewProvider). Nil runs the case offline, with a ScriptedModel of the case's script.
-	Model Model
+	Model tinypi.Model
 	// SystemPrompt is the agent's base prompt.
 	SystemPrompt string
 	// TempDir is where a run makes its copy of the workspace; "" means the system's
 	// temporary directory. The copy is removed when the case has been judged.
 	TempDir string
 	// WorkspaceOptions are passed to the coding tools.
-	WorkspaceOptions WorkspaceOptions
+	WorkspaceOptions tinypi.WorkspaceOptions
 }
 
 // RunEvalCase runs c once and judges it. It copies c's workspace into a new directory under
@@ -49,18 +51,18 @@ func RunEvalCase(ctx context.Context, c EvalCase, opts EvalOptions) (EvalVerdict
 	}
 	model := opts.Model
 	if model == nil {
-		model = NewScriptedModel(CloneAssistants(c.Script)...)
+		model = tinypi.NewScriptedModel(tinypi.CloneAssistants(c.Script)...)
 	}
 	maxSteps := 0
 	if c.Budget.Steps > 0 {
 		maxSteps = c.Budget.Steps + 1
 	}
-	rt, err := NewRuntime(RuntimeOptions{Model: model, Workspace: ws, ContextRoot: ws,
+	rt, err := tinypi.NewRuntime(tinypi.RuntimeOptions{Model: model, Workspace: ws, ContextRoot: ws,
 		WorkspaceOptions: opts.WorkspaceOptions, SystemPrompt: opts.SystemPrompt, MaxSteps: maxSteps})
 	if err != nil {
 		return EvalVerdict{}, fmt.Errorf("tinypi: eval %s: %w", c.Name, err)
 	}
-	end, runErr := runOnce(ctx, rt, c.Prompt, nil)
+	end, runErr := tinypi.RunPrompt(ctx, rt, c.Prompt)
 	if err := rt.Close(); err != nil && runErr == nil {
 		runErr = err
 	}
@@ -68,9 +70,12 @@ func RunEvalCase(ctx context.Context, c EvalCase, opts EvalOptions) (EvalVerdict
 		return EvalVerdict{}, fmt.Errorf("tinypi: eval %s: %w", c.Name, runErr)
 	}
 	events := rt.Session.Events()
-	stop := EvalCheck{Name: "stop", Pass: end.Reason == RunStop}
+	stop := EvalCheck{Name: "stop", Pass: end.Reason == tinypi.RunStop}
 	if !stop.Pass {
-		stop.Detail = "the run ended with " + string(end.Reason) + suffixIfAny(": ", end.Error)
+		stop.Detail = "the run ended with " + string(end.Reason)
+		if end.Error != "" {
+			stop.Detail += ": " + end.Error
+		}
 	}
 	budget, steps, tokens := CheckBudget(events, c.Budget)
 	v := EvalVerdict{

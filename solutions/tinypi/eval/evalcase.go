@@ -1,4 +1,4 @@
-package tinypi
+package eval
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"slices"
 	"syscall"
 	"time"
+
+	"github.com/learn-tinypi/course/solutions/tinypi"
 )
 
 // This file is chapter 14's evaluation case: a task the agent has not seen, with everything
@@ -65,7 +67,7 @@ type EvalCase struct {
 	Budget EvalBudget
 	Expect EvalExpect
 	// Script holds the model's answers for an offline run (script.jsonl).
-	Script []AssistantMessage
+	Script []tinypi.AssistantMessage
 	// Workspace is the fixture directory the agent starts from; a run copies it, never
 	// changes it.
 	Workspace string
@@ -113,7 +115,7 @@ func LoadEvalCase(dir string) (EvalCase, error) {
 			return EvalCase{}, fmt.Errorf("tinypi: eval case %s: %s is in both expect.files and expect.absent", name, p)
 		}
 	}
-	script, err := LoadScript(filepath.Join(dir, "script.jsonl"))
+	script, err := tinypi.LoadScript(filepath.Join(dir, "script.jsonl"))
 	if err != nil {
 		return EvalCase{}, fmt.Errorf("tinypi: eval case %s: %w", name, err)
 	}
@@ -133,7 +135,7 @@ func LoadEvalCase(dir string) (EvalCase, error) {
 // "./old.txt" would pass while old.txt is still there, and an expected "./greeting.txt" would be
 // missing. The error names the canonical form when there is one.
 func canonicalCasePath(p string) error {
-	clean, err := LocalPath(p)
+	clean, err := tinypi.LocalPath(p)
 	switch {
 	case err != nil:
 		return err
@@ -175,7 +177,7 @@ func LoadEvalSuite(dir string) ([]EvalCase, error) {
 // readRegularFile reads the regular file at path, refusing anything else (a symbolic link as the
 // last name is not followed) and anything over max bytes.
 func readRegularFile(path string, max int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|resourceOpenFlags|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -280,7 +282,7 @@ type EvalVerdict struct {
 	Pass   bool        `json:"pass"`
 	Checks []EvalCheck `json:"checks"`
 	// Reason is how the run ended.
-	Reason RunReason `json:"reason"`
+	Reason tinypi.RunReason `json:"reason"`
 	// Steps and Tokens are what the run spent (see EvalBudget).
 	Steps  int `json:"steps"`
 	Tokens int `json:"tokens"`

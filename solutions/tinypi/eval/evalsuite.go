@@ -1,4 +1,4 @@
-package tinypi
+package eval
 
 import (
 	"bytes"

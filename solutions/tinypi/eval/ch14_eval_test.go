@@ -1,4 +1,4 @@
-package tinypi
+package eval
 
 // Chapter 14's focused tests: the evaluation capstone. Labs 14.1 to 14.3 judge what a run left
 // behind (a workspace on disk, a session log built by hand here, so that every rule is tested
@@ -18,7 +18,17 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/learn-tinypi/course/solutions/tinypi"
+	"github.com/learn-tinypi/course/solutions/tinypi/internal/labtest"
 )
+
+// ch14ModelFunc is a function as a Model.
+type ch14ModelFunc func(ctx context.Context, req tinypi.Request) *tinypi.AssistantStream
+
+func (f ch14ModelFunc) Stream(ctx context.Context, req tinypi.Request) *tinypi.AssistantStream {
+	return f(ctx, req)
+}
 
 // ch14Deadline bounds one run of a case: a correct one takes milliseconds.
 const ch14Deadline = 5 * time.Second
@@ -27,7 +37,7 @@ const ch14Deadline = 5 * time.Second
 func ch14Tree(t *testing.T, files map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
-	ch12rWrite(t, dir, files)
+	labtest.WriteFiles(t, dir, files)
 	return dir
 }
 
@@ -59,7 +69,7 @@ func ch14Apply(files map[string]string, changes map[string]string) map[string]st
 
 func ch14CheckWorkspace(t *testing.T, fixture, final string, want EvalExpect) EvalCheck {
 	t.Helper()
-	return callLab(t, func() EvalCheck { return CheckWorkspace(fixture, final, want) })
+	return labtest.Call(t, func() EvalCheck { return CheckWorkspace(fixture, final, want) })
 }
 
 // ch14Diff is "" when got equals want, and otherwise says where they first differ (its first
@@ -180,50 +190,50 @@ func TestLab14_1_检查工作区_Hostile(t *testing.T) {
 }
 
 // ch14Log numbers events by their index, as a session log does.
-func ch14Log(events ...SessionEvent) []SessionEvent {
+func ch14Log(events ...tinypi.SessionEvent) []tinypi.SessionEvent {
 	for i := range events {
 		events[i].Seq = i
 	}
 	return events
 }
 
-func ch14User() SessionEvent {
-	return SessionEvent{Type: EventUserMessage, Message: UserText("go")}
+func ch14User() tinypi.SessionEvent {
+	return tinypi.SessionEvent{Type: tinypi.EventUserMessage, Message: tinypi.UserText("go")}
 }
 
-func ch14Assistant(total int, calls ...ToolCall) SessionEvent {
-	var content []ContentBlock
-	stop := StopReasonStop
+func ch14Assistant(total int, calls ...tinypi.ToolCall) tinypi.SessionEvent {
+	var content []tinypi.ContentBlock
+	stop := tinypi.StopReasonStop
 	for _, c := range calls {
 		content = append(content, c)
-		stop = StopReasonToolUse
+		stop = tinypi.StopReasonToolUse
 	}
 	if len(content) == 0 {
-		content = []ContentBlock{Text("done")}
+		content = []tinypi.ContentBlock{tinypi.Text("done")}
 	}
-	return SessionEvent{Type: EventAssistantMessage, Message: AssistantMessage{Content: content, StopReason: stop,
-		Usage: Usage{Input: total / 2, Output: total / 4, CacheRead: total - total/2 - total/4, Total: total}}}
+	return tinypi.SessionEvent{Type: tinypi.EventAssistantMessage, Message: tinypi.AssistantMessage{Content: content, StopReason: stop,
+		Usage: tinypi.Usage{Input: total / 2, Output: total / 4, CacheRead: total - total/2 - total/4, Total: total}}}
 }
 
-func ch14Bash(id, command string) ToolCall {
+func ch14Bash(id, command string) tinypi.ToolCall {
 	args, _ := json.Marshal(map[string]string{"command": command})
-	return ToolCall{ID: id, Name: "bash", Arguments: string(args)}
+	return tinypi.ToolCall{ID: id, Name: "bash", Arguments: string(args)}
 }
 
-func ch14Call(c ToolCall) SessionEvent {
-	return SessionEvent{Type: EventToolCall, Call: &c}
+func ch14Call(c tinypi.ToolCall) tinypi.SessionEvent {
+	return tinypi.SessionEvent{Type: tinypi.EventToolCall, Call: &c}
 }
 
-func ch14Result(callSeq int, id string, isError bool) SessionEvent {
-	return SessionEvent{Type: EventToolResult, SourceEventSeqs: []int{callSeq},
-		Message: ToolResultMessage{ToolCallID: id, ToolName: "bash", Content: []ContentBlock{Text("ok")}, IsError: isError}}
+func ch14Result(callSeq int, id string, isError bool) tinypi.SessionEvent {
+	return tinypi.SessionEvent{Type: tinypi.EventToolResult, SourceEventSeqs: []int{callSeq},
+		Message: tinypi.ToolResultMessage{ToolCallID: id, ToolName: "bash", Content: []tinypi.ContentBlock{tinypi.Text("ok")}, IsError: isError}}
 }
 
 func TestLab14_2_检查日志_Paired(t *testing.T) {
 	a, b := ch14Bash("c1", "ls"), ch14Bash("c2", "pwd")
 	for _, tt := range []struct {
 		name   string
-		events []SessionEvent
+		events []tinypi.SessionEvent
 		want   string
 	}{
 		{"every call answered, in another order", ch14Log(ch14User(), ch14Assistant(10, a, b), ch14Call(a), ch14Call(b),
@@ -249,17 +259,17 @@ func TestLab14_2_检查日志_Paired(t *testing.T) {
 			ch14Result(2, "c2", false), ch14Result(3, "c1", false)),
 			`{Name:"paired" Pass:false Detail:"the result at seq 4 has call ID \"c2\", its call at seq 2 has \"c1\""}`},
 		{"a result that names no call", ch14Log(ch14User(), ch14Assistant(10, a), ch14Call(a),
-			SessionEvent{Type: EventToolResult, Message: ToolResultMessage{ToolCallID: "c1"}}),
+			tinypi.SessionEvent{Type: tinypi.EventToolResult, Message: tinypi.ToolResultMessage{ToolCallID: "c1"}}),
 			`{Name:"paired" Pass:false Detail:"the result at seq 3 names 0 calls, want 1"}`},
 		{"a result that names two calls", ch14Log(ch14User(), ch14Assistant(10, a, b), ch14Call(a), ch14Call(b),
-			SessionEvent{Type: EventToolResult, SourceEventSeqs: []int{2, 3}, Message: ToolResultMessage{ToolCallID: "c1"}}),
+			tinypi.SessionEvent{Type: tinypi.EventToolResult, SourceEventSeqs: []int{2, 3}, Message: tinypi.ToolResultMessage{ToolCallID: "c1"}}),
 			`{Name:"paired" Pass:false Detail:"the result at seq 4 names 2 calls, want 1"}`},
 		{"four calls without results: the first is named", ch14Log(ch14User(), ch14Assistant(10, a, b, ch14Bash("c3", "id"), ch14Bash("c4", "date")),
 			ch14Call(a), ch14Call(b), ch14Call(ch14Bash("c3", "id")), ch14Call(ch14Bash("c4", "date"))),
 			`{Name:"paired" Pass:false Detail:"the call at seq 2 (c1) has no result"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := callLab(t, func() EvalCheck { return CheckPairedCalls(tt.events) })
+			got := labtest.Call(t, func() EvalCheck { return CheckPairedCalls(tt.events) })
 			if ch14CheckString(got) != tt.want {
 				t.Fatalf("%s: got %s, want %s", tt.name, ch14CheckString(got), tt.want)
 			}
@@ -271,10 +281,10 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 	ls, rm, check := ch14Bash("c1", "ls"), ch14Bash("c2", "rm x"), ch14Bash("c3", "sh check.sh")
 	// A provider may number its calls per message: the second call has the first one's ID.
 	again := ch14Bash("c3", "sh check.sh")
-	write := ToolCall{ID: "w1", Name: "write", Arguments: `{"command":"sh check.sh","path":"a","content":"b"}`}
+	write := tinypi.ToolCall{ID: "w1", Name: "write", Arguments: `{"command":"sh check.sh","path":"a","content":"b"}`}
 	for _, tt := range []struct {
 		name   string
-		events []SessionEvent
+		events []tinypi.SessionEvent
 		want   []string
 		check  string
 	}{
@@ -305,7 +315,7 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 			[]string{"sh check.sh", "sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh\"]"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got := callLab(t, func() EvalCheck { return CheckCommands(tt.events, tt.want) })
+			got := labtest.Call(t, func() EvalCheck { return CheckCommands(tt.events, tt.want) })
 			if ch14CheckString(got) != tt.check {
 				t.Fatalf("%s: got %s, want %s", tt.name, ch14CheckString(got), tt.check)
 			}
@@ -316,11 +326,11 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 // ch14BudgetLog is the log of lab 14.3's tests: four assistant messages, two calls with their
 // results, a later user message. Usage.Total counts cached input too: it is more than Input +
 // Output here.
-func ch14BudgetLog() []SessionEvent {
+func ch14BudgetLog() []tinypi.SessionEvent {
 	a := ch14Bash("c1", "ls")
 	return ch14Log(ch14User(), ch14Assistant(400, a), ch14Call(a), ch14Result(2, "c1", false),
 		ch14Assistant(500, a), ch14Call(a), ch14Result(5, "c1", false), ch14Assistant(300),
-		SessionEvent{Type: EventUserMessage, Message: UserText("and then?")}, ch14Assistant(0))
+		tinypi.SessionEvent{Type: tinypi.EventUserMessage, Message: tinypi.UserText("and then?")}, ch14Assistant(0))
 }
 
 // ch14BudgetCase is one budget and what CheckBudget must return for ch14BudgetLog.
@@ -333,7 +343,7 @@ func ch14CheckBudgets(t *testing.T, cases []ch14BudgetCase) {
 	t.Helper()
 	events := ch14BudgetLog()
 	for _, tt := range cases {
-		got := callLab(t, func() string {
+		got := labtest.Call(t, func() string {
 			check, steps, tokens := CheckBudget(events, tt.budget)
 			return fmt.Sprintf("%s %d steps %d tokens", ch14CheckString(check), steps, tokens)
 		})
@@ -366,7 +376,7 @@ func TestLab14_3_预算_Over(t *testing.T) {
 func ch14PublicCases(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "eval")
-	if err := CopyWorkspace(filepath.Join("testdata", "eval"), dir); err != nil {
+	if err := CopyWorkspace(filepath.Join("..", "testdata", "eval"), dir); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -389,7 +399,7 @@ func ch14Run(t *testing.T, c EvalCase, opts EvalOptions) (EvalVerdict, error) {
 	defer cancel()
 	var v EvalVerdict
 	var err error
-	runLab(t, func() { v, err = RunEvalCase(ctx, c, opts) })
+	labtest.Run(t, func() { v, err = RunEvalCase(ctx, c, opts) })
 	return v, err
 }
 
@@ -406,7 +416,7 @@ func ch14Summary(v EvalVerdict) string {
 func TestLab14_4_跑用例_Public(t *testing.T) {
 	c := ch14LoadCase(t, "09-fix-and-check")
 	tmp := t.TempDir()
-	openBefore := ch13OpenFiles(t)
+	openBefore := labtest.OpenFiles(t)
 	v, err := ch14Run(t, c, EvalOptions{TempDir: tmp})
 	if err != nil {
 		t.Fatalf("RunEvalCase: %v", err)
@@ -423,10 +433,10 @@ func TestLab14_4_跑用例_Public(t *testing.T) {
 	if v.Wall <= 0 {
 		t.Errorf("Wall = %v, want the time the case took", v.Wall)
 	}
-	if openAfter := ch13OpenFiles(t); openAfter > openBefore {
+	if openAfter := labtest.OpenFiles(t); openAfter > openBefore {
 		t.Errorf("%d more files open after the case than before: the runtime is closed (Runtime.Close) before the verdict", openAfter-openBefore)
 	}
-	if left := ch08DirNames(t, tmp); len(left) != 0 {
+	if left := labtest.DirNames(t, tmp); len(left) != 0 {
 		t.Errorf("TempDir holds %d entries after the case, want none: the copy of the workspace is removed", len(left))
 	}
 	calc, err := os.ReadFile(filepath.Join(c.Workspace, "calc.txt"))
@@ -437,14 +447,14 @@ func TestLab14_4_跑用例_Public(t *testing.T) {
 }
 
 // ch14Case is a case made in the test: a fixture with one file and a script.
-func ch14Case(t *testing.T, budget EvalBudget, expect EvalExpect, script ...AssistantMessage) EvalCase {
+func ch14Case(t *testing.T, budget EvalBudget, expect EvalExpect, script ...tinypi.AssistantMessage) EvalCase {
 	t.Helper()
 	return EvalCase{Name: "made-here", Prompt: "do it", Budget: budget, Expect: expect, Script: script,
 		Workspace: ch14Tree(t, map[string]string{"a.txt": "one\n"})}
 }
 
-func ch14ToolUse(total int, calls ...ToolCall) AssistantMessage {
-	m := ch14Assistant(total, calls...).Message.(AssistantMessage)
+func ch14ToolUse(total int, calls ...tinypi.ToolCall) tinypi.AssistantMessage {
+	m := ch14Assistant(total, calls...).Message.(tinypi.AssistantMessage)
 	return m
 }
 
@@ -461,9 +471,9 @@ func ch14WantVerdict(t *testing.T, c EvalCase, opts EvalOptions, want string) {
 }
 
 func TestLab14_4_跑用例_Failures(t *testing.T) {
-	write := func(content string) ToolCall {
+	write := func(content string) tinypi.ToolCall {
 		args, _ := json.Marshal(map[string]string{"path": "a.txt", "content": content})
-		return ToolCall{ID: "w1", Name: "write", Arguments: string(args)}
+		return tinypi.ToolCall{ID: "w1", Name: "write", Arguments: string(args)}
 	}
 	t.Run("a wrong result fails only the workspace", func(t *testing.T) {
 		c := ch14Case(t, EvalBudget{Steps: 2, Tokens: 100}, EvalExpect{Files: map[string]string{"a.txt": "two\n"}},
@@ -476,7 +486,7 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
   {Name:"budget" Pass:true Detail:""}`)
 	})
 	t.Run("a run that fails is a verdict, not an error", func(t *testing.T) {
-		c := ch14Case(t, EvalBudget{}, EvalExpect{}, AssistantMessage{StopReason: StopReasonError, ErrorMessage: "provider down"})
+		c := ch14Case(t, EvalBudget{}, EvalExpect{}, tinypi.AssistantMessage{StopReason: tinypi.StopReasonError, ErrorMessage: "provider down"})
 		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir()}, `case "made-here" pass false reason "error" steps 1 tokens 0
   {Name:"stop" Pass:false Detail:"the run ended with error: provider down"}
   {Name:"workspace" Pass:true Detail:""}
@@ -494,7 +504,7 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
   {Name:"budget" Pass:false Detail:"40 tokens, budget 30"}`)
 	})
 	t.Run("a run that goes on stops one step over the budget", func(t *testing.T) {
-		var script []AssistantMessage
+		var script []tinypi.AssistantMessage
 		for range 10 {
 			script = append(script, ch14ToolUse(10, ch14Bash("c1", "true")))
 		}
@@ -514,10 +524,10 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(tmp, "AGENTS.md"), []byte("Rules from outside the case.\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		model := NewScriptedModel(ch14ToolUse(7, write("two\n")), ch14ToolUse(5))
+		model := tinypi.NewScriptedModel(ch14ToolUse(7, write("two\n")), ch14ToolUse(5))
 		var inTempDir []int // what TempDir holds at each request
-		watching := ch13ModelFunc(func(ctx context.Context, req Request) *AssistantStream {
-			inTempDir = append(inTempDir, len(ch08DirNames(t, tmp)))
+		watching := ch14ModelFunc(func(ctx context.Context, req tinypi.Request) *tinypi.AssistantStream {
+			inTempDir = append(inTempDir, len(labtest.DirNames(t, tmp)))
 			return model.Stream(ctx, req)
 		})
 		ch14WantVerdict(t, c, EvalOptions{TempDir: tmp, Model: watching, SystemPrompt: "You judge nothing."}, `case "made-here" pass true reason "stop" steps 2 tokens 12
@@ -541,7 +551,7 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
 		c := ch14Case(t, EvalBudget{}, EvalExpect{Commands: []string{"sleep 60"}},
 			ch14ToolUse(10, ch14Bash("c1", "sleep 60")), ch14ToolUse(10))
 		// The command's time limit stops it long before the test's deadline.
-		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir(), WorkspaceOptions: WorkspaceOptions{CommandTimeout: 100 * time.Millisecond}},
+		ch14WantVerdict(t, c, EvalOptions{TempDir: t.TempDir(), WorkspaceOptions: tinypi.WorkspaceOptions{CommandTimeout: 100 * time.Millisecond}},
 			`case "made-here" pass false reason "stop" steps 2 tokens 20
   {Name:"stop" Pass:true Detail:""}
   {Name:"workspace" Pass:true Detail:""}
@@ -555,18 +565,18 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
 		cancel()
 		var v EvalVerdict
 		var err error
-		runLab(t, func() { v, err = RunEvalCase(ctx, c, EvalOptions{TempDir: t.TempDir()}) })
+		labtest.Run(t, func() { v, err = RunEvalCase(ctx, c, EvalOptions{TempDir: t.TempDir()}) })
 		if err != nil {
 			t.Fatalf("RunEvalCase with a cancelled context: %v, want a verdict", err)
 		}
-		if v.Reason != RunAborted || v.Pass || len(v.Checks) == 0 || v.Checks[0].Pass {
+		if v.Reason != tinypi.RunAborted || v.Pass || len(v.Checks) == 0 || v.Checks[0].Pass {
 			t.Fatalf("RunEvalCase with a cancelled context: reason %q, pass %v; want reason aborted and a failed stop check:\n%s",
 				v.Reason, v.Pass, ch14Summary(v))
 		}
 	})
 }
 
-func firstSystemPrompt(reqs []Request) string {
+func firstSystemPrompt(reqs []tinypi.Request) string {
 	if len(reqs) == 0 {
 		return ""
 	}
@@ -585,7 +595,7 @@ func TestLab14_4_跑用例_CannotRun(t *testing.T) {
 	if v.Case != "" || v.Checks != nil {
 		t.Errorf("with the error %v, a verdict too:\n%s\nwant none", err, ch14Summary(v))
 	}
-	if left := ch08DirNames(t, tmp); len(left) != 0 {
+	if left := labtest.DirNames(t, tmp); len(left) != 0 {
 		t.Errorf("TempDir holds %d entries after a case that could not run, want none", len(left))
 	}
 	var pathErr *os.PathError
@@ -601,7 +611,7 @@ func TestLab14_5_套件_PublicSuite(t *testing.T) {
 	}
 	var progress strings.Builder
 	var report EvalReport
-	runLab(t, func() {
+	labtest.Run(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ch14Deadline)
 		defer cancel()
 		report = RunEvalSuite(ctx, cases, EvalOptions{TempDir: t.TempDir()}, &progress)
@@ -629,12 +639,12 @@ func TestLab14_5_套件_PublicSuite(t *testing.T) {
 type ch14ProgressModel struct {
 	progress *strings.Builder
 	seen     *[]int
-	answer   AssistantMessage
+	answer   tinypi.AssistantMessage
 }
 
-func (m ch14ProgressModel) Stream(ctx context.Context, req Request) *AssistantStream {
+func (m ch14ProgressModel) Stream(ctx context.Context, req tinypi.Request) *tinypi.AssistantStream {
 	*m.seen = append(*m.seen, strings.Count(m.progress.String(), "\n"))
-	return NewScriptedModel(m.answer).Stream(ctx, req)
+	return tinypi.NewScriptedModel(m.answer).Stream(ctx, req)
 }
 
 func TestLab14_5_套件_Progress(t *testing.T) {
@@ -652,7 +662,7 @@ func TestLab14_5_套件_Progress(t *testing.T) {
 	var seen []int
 	model := ch14ProgressModel{progress: &progress, seen: &seen, answer: ch14ToolUse(10)}
 	var report EvalReport
-	runLab(t, func() {
+	labtest.Run(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ch14Deadline)
 		defer cancel()
 		report = RunEvalSuite(ctx, []EvalCase{good, broken, bad, last}, EvalOptions{TempDir: t.TempDir(), Model: model}, &progress)
@@ -683,19 +693,19 @@ func TestLab14_5_套件_Progress(t *testing.T) {
 		t.Errorf("the verdict of a case that cannot run:\n%s\nwant one failed check named \"run\" whose Detail is the error", ch14Summary(b))
 	}
 	// A cancelled suite aborts its runs: no case passes.
-	runLab(t, func() {
+	labtest.Run(t, func() {
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		report = RunEvalSuite(ctx, []EvalCase{good, last}, EvalOptions{TempDir: t.TempDir(), Model: NewScriptedModel(ch14ToolUse(10), ch14ToolUse(10))}, nil)
+		report = RunEvalSuite(ctx, []EvalCase{good, last}, EvalOptions{TempDir: t.TempDir(), Model: tinypi.NewScriptedModel(ch14ToolUse(10), ch14ToolUse(10))}, nil)
 	})
 	if report.Passed != 0 || report.Failed != 2 {
 		t.Errorf("a suite with a cancelled context: %d passed, %d failed; want 0 and 2 (RunEvalCase gets the suite's ctx)", report.Passed, report.Failed)
 	}
 	// Without a progress writer the suite runs all the same.
-	runLab(t, func() {
+	labtest.Run(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ch14Deadline)
 		defer cancel()
-		report = RunEvalSuite(ctx, []EvalCase{good}, EvalOptions{TempDir: t.TempDir(), Model: NewScriptedModel(ch14ToolUse(10))}, nil)
+		report = RunEvalSuite(ctx, []EvalCase{good}, EvalOptions{TempDir: t.TempDir(), Model: tinypi.NewScriptedModel(ch14ToolUse(10))}, nil)
 	})
 	if report.Passed != 1 {
 		t.Errorf("with a nil progress: %d passed, want 1", report.Passed)
@@ -704,14 +714,18 @@ func TestLab14_5_套件_Progress(t *testing.T) {
 
 // ch14CaseDir writes a case directory under suite: case.json as given, the script and the
 // workspace's files.
-func ch14CaseDir(t *testing.T, suite, name, caseJSON string, workspace map[string]string, script ...AssistantMessage) string {
+func ch14CaseDir(t *testing.T, suite, name, caseJSON string, workspace map[string]string, script ...tinypi.AssistantMessage) string {
 	t.Helper()
 	dir := filepath.Join(suite, name)
-	ch12rWrite(t, dir, map[string]string{"case.json": caseJSON})
-	ch12rWrite(t, filepath.Join(dir, "workspace"), workspace)
-	data, err := os.ReadFile(ch13Script(t, script...))
-	if err != nil {
-		t.Fatal(err)
+	labtest.WriteFiles(t, dir, map[string]string{"case.json": caseJSON})
+	labtest.WriteFiles(t, filepath.Join(dir, "workspace"), workspace)
+	var data []byte
+	for _, m := range script {
+		line, err := tinypi.MarshalMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data = append(append(data, line...), '\n')
 	}
 	if err := os.WriteFile(filepath.Join(dir, "script.jsonl"), data, 0o644); err != nil {
 		t.Fatal(err)
@@ -725,9 +739,9 @@ func TestLab14_5_套件_CaseFiles(t *testing.T) {
 	}
 	rm := ch14Bash("c1", "rm old.txt")
 	args, _ := json.Marshal(map[string]string{"path": "greeting.txt", "content": "hello\n"})
-	greet := ToolCall{ID: "w1", Name: "write", Arguments: string(args)}
+	greet := tinypi.ToolCall{ID: "w1", Name: "write", Arguments: string(args)}
 	workspace := map[string]string{"old.txt": "old\n", "greeting.txt": "helo\n"}
-	script := []AssistantMessage{ch14ToolUse(10, rm, greet), ch14ToolUse(10)}
+	script := []tinypi.AssistantMessage{ch14ToolUse(10, rm, greet), ch14ToolUse(10)}
 
 	// A path of expect is written as the judge writes the workspace's files, or the case is
 	// refused when it is loaded: another spelling would never meet its file.
@@ -770,7 +784,7 @@ func TestLab14_5_套件_CaseFiles(t *testing.T) {
 		t.Fatalf("LoadEvalSuite of a suite with one canonical case: %v", err)
 	}
 	var progress strings.Builder
-	runLab(t, func() {
+	labtest.Run(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ch14Deadline)
 		defer cancel()
 		RunEvalSuite(ctx, cases, EvalOptions{TempDir: t.TempDir()}, &progress)
