@@ -226,6 +226,9 @@ func TestLoadErrors(t *testing.T) {
 		{"rebuild without labs", "checkpoints/01-messages.yaml", "labs:\n  - {id: \"1.1\"", "labs: []\n#", "at least one lab"},
 		{"rebuild without tests", "checkpoints/01-messages.yaml", "test_file: ch01_messages_test.go\n", "", "needs its focused tests"},
 		{"observe without observes", "checkpoints/00-tour.yaml", "observes: \"02\"\n", "", `observes: "": an observe chapter must name the rebuild chapter it observes`},
+		{"package that leaves the tree", "checkpoints/02-tools.yaml", "test_file: ch02_tools_test.go", "package: ../eval\ntest_file: ch02_tools_test.go", `package: "../eval" must be a clean relative directory`},
+		{"test file outside the package", "checkpoints/02-tools.yaml", "test_file: ch02_tools_test.go", "package: eval\ntest_file: ch02_tools_test.go", `test_file: "ch02_tools_test.go" must be in the chapter's package directory "eval"`},
+		{"test file in a package not declared", "checkpoints/02-tools.yaml", "test_file: ch02_tools_test.go", "test_file: eval/ch02_tools_test.go", `must be in the chapter's package directory "."`},
 		{"observes not two digits", "checkpoints/00-tour.yaml", `observes: "02"`, `observes: "2"`, "as two digits"},
 		{"rebuild that observes", "checkpoints/00-tour.yaml", "mode: observe", "mode: rebuild", "observes: only an observe chapter observes another chapter"},
 		{"observes an unknown chapter", "checkpoints/00-tour.yaml", `observes: "02"`, `observes: "05"`, `chapter 00: observes "05", which is not a chapter of the course`},
@@ -404,4 +407,26 @@ func TestLoadCourseContent(t *testing.T) {
 	l, err := ch.Lab("7.1")
 	require.NoError(t, err)
 	assert.Equal(t, "Lab 7.1 收集模型终态 尚未实现", l.PendingMessage())
+}
+
+// TestChapterPackage checks where a chapter's tests run: the module's root package unless the
+// chapter has a package of its own, and then every lab of it runs there.
+func TestChapterPackage(t *testing.T) {
+	fsys := validFS()
+	ch02 := strings.Replace(ch02YAML, "files: [tool.go]", "files: [eval/tool.go]", 1)
+	ch02 = strings.Replace(ch02, "test_file: ch02_tools_test.go", "package: eval\ntest_file: eval/ch02_tools_test.go", 1)
+	ch02 = strings.Replace(ch02, "file: tool.go", "file: eval/tool.go", 1)
+	fsys["checkpoints/02-tools.yaml"] = &fstest.MapFile{Data: []byte(ch02)}
+	c, err := manifest.Load(fsys)
+	require.NoError(t, err, "Load")
+	ch01, ch02c := c.Chapters[1], c.Chapters[2]
+	assert.Equal(t, ".", ch01.PackagePattern(), "chapter 01's package")
+	assert.Equal(t, "./eval", ch02c.PackagePattern(), "chapter 02's package")
+	assert.Equal(t, ".", ch01.Labs[0].PackagePattern(), "lab 1.1's package")
+	assert.Equal(t, "./eval", ch02c.Labs[1].PackagePattern(), "lab 2.2's package")
+	labs := []*manifest.Lab{ch02c.Labs[0], ch01.Labs[0], ch02c.Labs[1]}
+	if diff := cmp.Diff([]string{"./eval", "."}, manifest.LabPackages(labs)); diff != "" {
+		t.Errorf("LabPackages (-want +got):\n%s", diff)
+	}
+	assert.Equal(t, ".", (&manifest.Lab{ID: "9.1"}).PackagePattern(), "a lab not loaded from a manifest")
 }

@@ -518,3 +518,38 @@ func TestCreateInEnglish(t *testing.T) {
 		t.Errorf("an English LEARNING.md holds the Chinese guide too:\n%s", learning)
 	}
 }
+
+// TestTestCommand checks the card's run command: the lab's pattern quoted for the shell, -race
+// for a race lab, and the lab's package, also from a directory below the practice directory.
+func TestTestCommand(t *testing.T) {
+	c, err := manifest.Load(course.Content())
+	require.NoError(t, err, "loading the course")
+	lab := func(number, id string) *manifest.Lab {
+		t.Helper()
+		ch, err := c.Chapter(number)
+		require.NoError(t, err)
+		l, err := ch.Lab(id)
+		require.NoError(t, err)
+		return l
+	}
+	tests := []struct {
+		lab  *manifest.Lab
+		root string
+		want string
+	}{
+		{lab("07", "7.1"), ".", `go test -run '^TestLab7_1_' .`},
+		{lab("07", "7.1"), "..", `go test -run '^TestLab7_1_' ..`},
+		{lab("02", "2.1"), ".", `go test -race -run '^TestLab2_1_' .`},
+		{lab("14", "14.1"), ".", `go test -run '^TestLab14_1_' ./eval`},
+		{lab("14", "14.1"), "..", `go test -run '^TestLab14_1_' ../eval`},
+		{lab("14", "14.1"), "../..", `go test -run '^TestLab14_1_' ../../eval`},
+	}
+	for _, tt := range tests {
+		if got := practice.TestCommandFrom(tt.lab, tt.root); got != tt.want {
+			t.Errorf("TestCommandFrom(lab %s, %q) = %s, want %s", tt.lab.ID, tt.root, got, tt.want)
+		}
+	}
+	if got, want := practice.TestCommand(lab("14", "14.2")), `go test -run '^TestLab14_2_' ./eval`; got != want {
+		t.Errorf("TestCommand(lab 14.2) = %s, want %s", got, want)
+	}
+}
