@@ -126,7 +126,7 @@ func TestLab14_1_检查工作区_Exact(t *testing.T) {
 func TestLab14_1_检查工作区_Differences(t *testing.T) {
 	want := EvalExpect{
 		Files:  map[string]string{"greeting.txt": "hello\n", "docs/todo.md": "- milk\n"},
-		Absent: []string{"tmp/cache.txt"},
+		Absent: []string{"tmp/cache.txt", "out.log"}, // out.log is in no fixture: it must not appear
 	}
 	good := map[string]string{"greeting.txt": "hello\n", "docs/todo.md": "- milk\n", "tmp/cache.txt": ""}
 	for _, tt := range []struct {
@@ -142,6 +142,8 @@ func TestLab14_1_检查工作区_Differences(t *testing.T) {
 			`docs/todo.md: missing`},
 		{"a file to delete still there", map[string]string{"tmp/cache.txt": "stale\n"},
 			`tmp/cache.txt: should have been deleted`},
+		{"a path of absent that the run created", map[string]string{"out.log": "x\n"},
+			`out.log: should have been deleted`},
 		{"a new file nobody asked for, in a directory", map[string]string{"build/out/x.tmp": "junk\n"},
 			`build/out/x.tmp: not expected`},
 		{"a fixture file changed that should not have been", map[string]string{"src/app/a.txt": "A\n"},
@@ -176,9 +178,9 @@ func TestLab14_1_检查工作区_Hostile(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := ch14CheckWorkspace(t, fixture, final, EvalExpect{Files: map[string]string{"real.txt": "a\n"}})
-	if got.Name != "workspace" || got.Pass || !strings.Contains(got.Detail, "a.txt: not a regular file") {
-		t.Fatalf("a workspace with a symbolic link a.txt: got %s, want a failed workspace check whose Detail says %q",
-			ch14CheckString(got), "a.txt: not a regular file")
+	if want := `{Name:"workspace" Pass:false Detail:"tinypi: workspace: a.txt: not a regular file"}`; ch14CheckString(got) != want {
+		t.Fatalf("a workspace with a symbolic link a.txt: got %s, want %s (the Detail is the error itself)",
+			ch14CheckString(got), want)
 	}
 	// A fixture that cannot be read is no empty fixture: nothing can be judged against it.
 	right := ch14Tree(t, map[string]string{"a.txt": "a\n"})
@@ -224,6 +226,11 @@ func ch14Call(c tinypi.ToolCall) tinypi.SessionEvent {
 	return tinypi.SessionEvent{Type: tinypi.EventToolCall, Call: &c}
 }
 
+// ch14Start is the tool/start of the call at callSeq: it carries the call too, and is no call.
+func ch14Start(callSeq int, c tinypi.ToolCall) tinypi.SessionEvent {
+	return tinypi.SessionEvent{Type: tinypi.EventToolStart, SourceEventSeqs: []int{callSeq}, Call: &c}
+}
+
 func ch14Result(callSeq int, id string, isError bool) tinypi.SessionEvent {
 	return tinypi.SessionEvent{Type: tinypi.EventToolResult, SourceEventSeqs: []int{callSeq},
 		Message: tinypi.ToolResultMessage{ToolCallID: id, ToolName: "bash", Content: []tinypi.ContentBlock{tinypi.Text("ok")}, IsError: isError}}
@@ -241,6 +248,9 @@ func TestLab14_2_检查日志_Paired(t *testing.T) {
 			`{Name:"paired" Pass:true Detail:""}`},
 		{"no tool call at all", ch14Log(ch14User(), ch14Assistant(10)),
 			`{Name:"paired" Pass:true Detail:""}`},
+		{"tool/start events between the calls and their results", ch14Log(ch14User(), ch14Assistant(10, a, b), ch14Call(a), ch14Call(b),
+			ch14Start(2, a), ch14Start(3, b), ch14Result(2, "c1", false), ch14Result(3, "c2", false), ch14Assistant(10)),
+			`{Name:"paired" Pass:true Detail:""}`},
 		{"a call without a result", ch14Log(ch14User(), ch14Assistant(10, a, b), ch14Call(a), ch14Call(b),
 			ch14Result(2, "c1", false), ch14Assistant(10)),
 			`{Name:"paired" Pass:false Detail:"the call at seq 3 (c2) has no result"}`},
@@ -253,6 +263,8 @@ func TestLab14_2_检查日志_Paired(t *testing.T) {
 		{"a result that answers no call", ch14Log(ch14User(), ch14Assistant(10, a), ch14Call(a),
 			ch14Result(2, "c1", false), ch14Result(1, "c1", false)),
 			`{Name:"paired" Pass:false Detail:"the result at seq 4 answers seq 1, which is not a call before it"}`},
+		{"a result that answers a tool/start", ch14Log(ch14User(), ch14Assistant(10, a), ch14Call(a), ch14Start(2, a), ch14Result(3, "c1", false)),
+			`{Name:"paired" Pass:false Detail:"the result at seq 4 answers seq 3, which is not a call before it"}`},
 		{"a result before its call", ch14Log(ch14User(), ch14Assistant(10, a), ch14Result(3, "c1", false), ch14Call(a)),
 			`{Name:"paired" Pass:false Detail:"the result at seq 2 answers seq 3, which is not a call before it"}`},
 		{"a result with another call's ID", ch14Log(ch14User(), ch14Assistant(10, a, b), ch14Call(a), ch14Call(b),
@@ -281,6 +293,8 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 	ls, rm, check := ch14Bash("c1", "ls"), ch14Bash("c2", "rm x"), ch14Bash("c3", "sh check.sh")
 	// A provider may number its calls per message: the second call has the first one's ID.
 	again := ch14Bash("c3", "sh check.sh")
+	// A command is the wanted one only when it is exactly that string.
+	dry, spaced := ch14Bash("c4", "sh check.sh --dry-run"), ch14Bash("c5", " sh check.sh")
 	write := tinypi.ToolCall{ID: "w1", Name: "write", Arguments: `{"command":"sh check.sh","path":"a","content":"b"}`}
 	for _, tt := range []struct {
 		name   string
@@ -308,6 +322,10 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 			[]string{"rm x"}, `{Name:"commands" Pass:false Detail:"\"rm x\" was not run (successfully) in order; ran []"}`},
 		{"a command argument of another tool", ch14Log(ch14User(), ch14Assistant(10, write), ch14Call(write), ch14Result(2, "w1", false)),
 			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran []"}`},
+		{"a longer command that starts with the wanted one", ch14Log(ch14User(), ch14Assistant(10, dry), ch14Call(dry), ch14Result(2, "c4", false)),
+			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh --dry-run\"]"}`},
+		{"the same command with a space before it", ch14Log(ch14User(), ch14Assistant(10, spaced), ch14Call(spaced), ch14Result(2, "c5", false)),
+			[]string{"sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\" sh check.sh\"]"}`},
 		{"wanted twice, run once", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", false)),
 			[]string{"sh check.sh", "sh check.sh"}, `{Name:"commands" Pass:false Detail:"\"sh check.sh\" was not run (successfully) in order; ran [\"sh check.sh\"]"}`},
 		{"a command that failed, then succeeded, asked for twice (the same call ID)", ch14Log(ch14User(), ch14Assistant(10, check), ch14Call(check), ch14Result(2, "c3", true),
@@ -325,11 +343,16 @@ func TestLab14_2_检查日志_Commands(t *testing.T) {
 
 // ch14BudgetLog is the log of lab 14.3's tests: four assistant messages, two calls with their
 // results, a later user message. Usage.Total counts cached input too: it is more than Input +
-// Output here.
+// Output here. The third message's Total is more than all its parts together, as a provider's
+// may be (reasoning tokens it reports in no part): the bill is the Total.
 func ch14BudgetLog() []tinypi.SessionEvent {
 	a := ch14Bash("c1", "ls")
+	third := ch14Assistant(300)
+	m := third.Message.(tinypi.AssistantMessage)
+	m.Usage = tinypi.Usage{Input: 100, Output: 50, CacheRead: 100, Total: 300}
+	third.Message = m
 	return ch14Log(ch14User(), ch14Assistant(400, a), ch14Call(a), ch14Result(2, "c1", false),
-		ch14Assistant(500, a), ch14Call(a), ch14Result(5, "c1", false), ch14Assistant(300),
+		ch14Assistant(500, a), ch14Call(a), ch14Result(5, "c1", false), third,
 		tinypi.SessionEvent{Type: tinypi.EventUserMessage, Message: tinypi.UserText("and then?")}, ch14Assistant(0))
 }
 
@@ -484,6 +507,31 @@ func TestLab14_4_跑用例_Failures(t *testing.T) {
   {Name:"paired" Pass:true Detail:""}
   {Name:"commands" Pass:true Detail:""}
   {Name:"budget" Pass:true Detail:""}`)
+	})
+	t.Run("a file the run left beside the expected one fails the workspace", func(t *testing.T) {
+		// The workspace is judged against the case's fixture, not against the copy the run changed:
+		// against the copy, a file the agent added would be in both and go unnoticed.
+		args, _ := json.Marshal(map[string]string{"path": "notes.txt", "content": "scratch\n"})
+		notes := tinypi.ToolCall{ID: "w2", Name: "write", Arguments: string(args)}
+		c := ch14Case(t, EvalBudget{}, EvalExpect{Files: map[string]string{"a.txt": "two\n"}},
+			ch14ToolUse(40, write("two\n"), notes), ch14ToolUse(40))
+		v, err := ch14Run(t, c, EvalOptions{TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatalf("RunEvalCase: %v, want a verdict", err)
+		}
+		// The workspace check first: that is the one that must see notes.txt.
+		want := `{Name:"workspace" Pass:false Detail:"notes.txt: not expected"}`
+		if len(v.Checks) < 2 || ch14CheckString(v.Checks[1]) != want {
+			t.Fatalf("a run that wrote notes.txt beside the expected a.txt: the workspace check is not %s (judge the copy against the case's fixture):\n%s", want, ch14Summary(v))
+		}
+		if d := ch14Diff("verdict", ch14Summary(v), `case "made-here" pass false reason "stop" steps 2 tokens 80
+  {Name:"stop" Pass:true Detail:""}
+  {Name:"workspace" Pass:false Detail:"notes.txt: not expected"}
+  {Name:"paired" Pass:true Detail:""}
+  {Name:"commands" Pass:true Detail:""}
+  {Name:"budget" Pass:true Detail:""}`); d != "" {
+			t.Fatal(d)
+		}
 	})
 	t.Run("a run that fails is a verdict, not an error", func(t *testing.T) {
 		c := ch14Case(t, EvalBudget{}, EvalExpect{}, tinypi.AssistantMessage{StopReason: tinypi.StopReasonError, ErrorMessage: "provider down"})
@@ -662,10 +710,11 @@ func TestLab14_5_套件_Progress(t *testing.T) {
 	var seen []int
 	model := ch14ProgressModel{progress: &progress, seen: &seen, answer: ch14ToolUse(10)}
 	var report EvalReport
+	suiteTemp := t.TempDir()
 	labtest.Run(t, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), ch14Deadline)
 		defer cancel()
-		report = RunEvalSuite(ctx, []EvalCase{good, broken, bad, last}, EvalOptions{TempDir: t.TempDir(), Model: model}, &progress)
+		report = RunEvalSuite(ctx, []EvalCase{good, broken, bad, last}, EvalOptions{TempDir: suiteTemp, Model: model}, &progress)
 	})
 	wantProgress := `[1/4] a-good: pass (1 steps, 10 tokens)
 [2/4] b-broken: FAIL run
@@ -691,6 +740,22 @@ func TestLab14_5_套件_Progress(t *testing.T) {
 	b := report.Verdicts[1]
 	if len(b.Checks) != 1 || b.Checks[0].Name != "run" || b.Checks[0].Pass || !strings.Contains(b.Checks[0].Detail, "missing") {
 		t.Errorf("the verdict of a case that cannot run:\n%s\nwant one failed check named \"run\" whose Detail is the error", ch14Summary(b))
+	} else {
+		// The Detail is the error itself, as RunEvalCase returns it for that case with the same
+		// options (it names the missing workspace): nothing added before or after it.
+		var caseErr error
+		labtest.Run(t, func() { _, caseErr = RunEvalCase(context.Background(), broken, EvalOptions{TempDir: suiteTemp}) })
+		// (The messages name no temporary path: they are the same from run to run.)
+		switch detail := b.Checks[0].Detail; {
+		case caseErr == nil:
+			t.Errorf("RunEvalCase of the case that cannot run returned no error")
+		case detail == caseErr.Error():
+		case strings.Contains(detail, caseErr.Error()):
+			before, after, _ := strings.Cut(detail, caseErr.Error())
+			t.Errorf("the run check's Detail has %q before the error and %q after it; want the error alone (err.Error())", before, after)
+		default:
+			t.Errorf("the run check's Detail is not the error RunEvalCase returns for the case; want err.Error() itself")
+		}
 	}
 	// A cancelled suite aborts its runs: no case passes.
 	labtest.Run(t, func() {
