@@ -21,8 +21,9 @@ var learnerLoopChapters = []string{"02", "07", "10", "12", "13", "14"}
 // BenchmarkLearnerLoop: the loop a learner lives in. In a practice directory of each chapter, a
 // one-line edit in lab N.1's region (a line that changes the compiled code, so neither go's build
 // cache nor its test cache can answer), then that lab's test: the card's plain
-// `go test -run '^TestLabN_1_' .` (`./eval` at chapter 14, which has a package of its own) (go-test) or `course test --lab N.1` (course-test). The lab is
-// still the starter's stub, so its tests fail. docs/performance.md has the figures; the aim is
+// `go test -run '^TestLabN_1_' .` (go-test; `./eval` at chapter 14, which has a package of its
+// own) or `course test --lab N.1` (course-test). The lab is still the starter's stub, so its
+// tests fail. docs/performance.md has the figures; the aim is
 // about a second at every chapter, chapter 14 within 1.5× chapter 02.
 func BenchmarkLearnerLoop(b *testing.B) {
 	for _, number := range learnerLoopChapters {
