@@ -126,7 +126,7 @@ func (a *app) labTestCommand(lab *manifest.Lab) string {
 	case a.fromCwd == "":
 		return practice.TestCommand(lab)
 	case insideRoot(a.fromCwd):
-		// go finds the module from a subdirectory; the package is the practice directory.
+		// go finds the module from a subdirectory; the package is named from there.
 		return practice.TestCommandFrom(lab, filepath.ToSlash(a.fromCwd))
 	default:
 		return "cd " + shellQuote(a.fromCwd) + " && " + practice.TestCommand(lab)
