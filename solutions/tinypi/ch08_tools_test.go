@@ -1616,10 +1616,13 @@ func TestLab8_4_命令_Fork(t *testing.T) {
 	// than ch08Run waits. The shell exits only once the child's trap is in place (armed exists).
 	// The child waits with the wait builtin, which a trapped signal ends at once; bash's read of
 	// the pipe would miss a SIGTERM that came just before the read began (seen on a busy machine:
-	// the child read on, and the test waited its 10 s).
+	// the child read on, and the test waited its 10 s). The child's cat is started before armed
+	// and writes nowhere: a SIGTERM that reached the group before cat existed (or between its fork
+	// and its exec) ended the child but left cat holding the output, and the test waited its 10 s
+	// (a fresh-clone make test, 2026-12-08). The cat it leaves then ends with the test's writer.
 	patient := ch08Setup(t, WorkspaceOptions{KillGrace: time.Hour})
 	ch08Forever(t, patient.dir) // the child's cat reads .forever until the group gets SIGTERM
-	res = ch08Run(t, context.Background(), patient.ws, inWorkspace+"( trap 'echo got-term; exit 0' TERM; : > armed; cat .forever & wait ) & while [ ! -e armed ]; do sleep 0.01; done; echo started", time.Minute, nil)
+	res = ch08Run(t, context.Background(), patient.ws, inWorkspace+"( trap 'echo got-term; exit 0' TERM; cat .forever >/dev/null & : > armed; wait ) & while [ ! -e armed ]; do sleep 0.01; done; echo started", time.Minute, nil)
 	if res.Output != "started\ngot-term\n" || res.Failed() || res.OutputLeftOpen {
 		t.Errorf("a command whose child traps SIGTERM: output %q, failed %v; want \"started\\ngot-term\\n\" and exit 0: when the shell ends, its group gets SIGTERM at once, and SIGKILL only after the grace if its output is still open\n%s", res.Output, res.Failed(), ch08Result(res))
 	}
