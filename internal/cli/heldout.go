@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -60,10 +58,10 @@ func (a *app) runHeldout(ctx context.Context, root string, b *tree.Builder, ch *
 		return err
 	}
 	// The harness joins the chapter's package: the module's root package, or the chapter's own.
-	pkgDir := filepath.Join(root, filepath.FromSlash(ch.Package))
+	pkgDir := ch.PackageDirIn(root)
 	testFiles := map[string][]byte{}
 	for name, data := range starter {
-		if path.Dir(name) == cmp.Or(ch.Package, ".") && strings.HasSuffix(name, "_test.go") {
+		if path.Dir(name) == ch.PackageDir() && strings.HasSuffix(name, "_test.go") {
 			testFiles[path.Base(name)] = data
 		}
 	}

@@ -17,7 +17,6 @@
 package devcheck
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -751,7 +750,7 @@ func chapterTests(b *tree.Builder, ch *manifest.Chapter) (map[string][]string, e
 	tests := map[string][]string{}
 	fset := token.NewFileSet()
 	for _, p := range t.Paths() {
-		if path.Dir(p) != cmp.Or(ch.Package, ".") || !strings.HasSuffix(p, "_test.go") {
+		if path.Dir(p) != ch.PackageDir() || !strings.HasSuffix(p, "_test.go") {
 			continue
 		}
 		f, err := parser.ParseFile(fset, p, t[p], parser.SkipObjectResolution)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -119,7 +118,7 @@ func runHeldout(ctx context.Context, b *tree.Builder, ch *manifest.Chapter, case
 	if err := t.Write(dir); err != nil {
 		return Check{}, fmt.Errorf("writing a tree of chapter %s: %w", ch.Number, err)
 	}
-	pkgDir := filepath.Join(dir, filepath.FromSlash(ch.Package)) // the harness joins the chapter's package
+	pkgDir := ch.PackageDirIn(dir) // the harness joins the chapter's package
 	outcomes, err := heldout.Run(ctx, b.FS(), ch.Number, cases, pkgDir, heldout.Options{Env: sharedBuildEnv(), Timeout: testTimeout})
 	if errors.Is(err, heldout.ErrBuild) {
 		return fail("%s", clip(err.Error())), nil

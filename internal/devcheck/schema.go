@@ -99,7 +99,7 @@ func (s *chapterSchema) build(ctx context.Context, b *tree.Builder, ch *manifest
 	}
 	// The test binary is built once, as a mutant's own run builds its tree (runMutant).
 	bin := dir + ".test"
-	pkgDir := filepath.Join(dir, filepath.FromSlash(ch.Package)) // the build's and its runs' directory
+	pkgDir := ch.PackageDirIn(dir) // the build's and its runs' directory
 	built, err := gotest.Compile(ctx, gotest.Options{Dir: pkgDir, SkipTestVet: true, Unoptimized: true, Env: sharedBuildEnv()}, bin)
 	if err != nil {
 		return err

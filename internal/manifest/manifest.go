@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -329,8 +330,8 @@ func (ch *Chapter) validate() error {
 	if ch.Package != "" && (!cleanRelative(ch.Package) || strings.HasSuffix(ch.Package, ".go")) {
 		fail("package: %q must be a clean relative directory inside solutions/tinypi", ch.Package)
 	}
-	if ch.TestFile != "" && path.Dir(ch.TestFile) != cmp.Or(ch.Package, ".") {
-		fail("test_file: %q must be in the chapter's package directory %q", ch.TestFile, cmp.Or(ch.Package, "."))
+	if ch.TestFile != "" && path.Dir(ch.TestFile) != ch.PackageDir() {
+		fail("test_file: %q must be in the chapter's package directory %q", ch.TestFile, ch.PackageDir())
 	}
 	if ch.Doc == "" || !cleanRelative(ch.Doc) {
 		fail("doc: %q must be a clean relative path", ch.Doc)
@@ -693,6 +694,15 @@ func (ch *Chapter) Lab(idOrKeyword string) (*Lab, error) {
 // TeachingFiles returns the chapter's teaching files (entries may be directories), relative to
 // solutions/tinypi.
 func (ch *Chapter) TeachingFiles() []string { return slices.Clone(ch.Files) }
+
+// PackageDir is the slash-separated directory of the chapter's package in a tree: "." for the
+// module's root package, "eval" for a chapter in a package of its own.
+func (ch *Chapter) PackageDir() string { return cmp.Or(ch.Package, ".") }
+
+// PackageDirIn is the chapter's package directory in the tree written at root.
+func (ch *Chapter) PackageDirIn(root string) string {
+	return filepath.Join(root, filepath.FromSlash(ch.PackageDir()))
+}
 
 // PackagePattern is the go command's pattern for the chapter's package in a tree: "." for the
 // module's root package, "./eval" for a chapter in a package of its own.

@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -422,6 +423,10 @@ func TestChapterPackage(t *testing.T) {
 	ch01, ch02c := c.Chapters[1], c.Chapters[2]
 	assert.Equal(t, ".", ch01.PackagePattern(), "chapter 01's package")
 	assert.Equal(t, "./eval", ch02c.PackagePattern(), "chapter 02's package")
+	assert.Equal(t, ".", ch01.PackageDir(), "chapter 01's package directory")
+	assert.Equal(t, "eval", ch02c.PackageDir(), "chapter 02's package directory")
+	assert.Equal(t, filepath.Join("root", "eval"), ch02c.PackageDirIn("root"), "chapter 02's package directory in a tree")
+	assert.Equal(t, "root", ch01.PackageDirIn("root"), "chapter 01's package directory in a tree")
 	assert.Equal(t, ".", ch01.Labs[0].PackagePattern(), "lab 1.1's package")
 	assert.Equal(t, "./eval", ch02c.Labs[1].PackagePattern(), "lab 2.2's package")
 	labs := []*manifest.Lab{ch02c.Labs[0], ch01.Labs[0], ch02c.Labs[1]}

@@ -449,7 +449,7 @@ func TestCommandFrom(lab *manifest.Lab, root string) string {
 		race = "-race "
 	}
 	pkg := path.Join(root, lab.PackagePattern())
-	if pkg != "." && !strings.HasPrefix(pkg, ".") {
+	if !strings.HasPrefix(pkg, ".") { // "eval" is "./eval" to go, not an import path
 		pkg = "./" + pkg
 	}
 	return "go test " + race + "-run '" + strings.ReplaceAll(lab.Pattern, "'", `'\''`) + "' " + pkg
